@@ -1,0 +1,490 @@
+"""The ``ctx`` command line (§9.1). The only module that imports click.
+
+Library errors (``ctx.errors``) become a one-line ``ctx: …`` message on
+stderr and an exit status from ``ExitStatus``, in ``CtxGroup.invoke``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from enum import IntEnum
+from typing import Any
+
+import click
+
+from . import SPEC_VERSION, __version__
+from .errors import (Conflict, ContextRootError, CredentialRefused, CtxError, GitError,
+                     InvalidArgument, LockTimeout, NotFound, StoreError)
+from .model import BASES, SCOPES, SOURCES, STATUSES, STORES
+
+
+class ExitStatus(IntEnum):
+    """Exit statuses of every command (documented in ``ctx --help``)."""
+
+    OK = 0
+    NOT_FOUND = 1
+    USAGE = 2          # click's own usage errors use 2 as well
+    STORE = 3          # a store file ctx will not write, a bad context root
+    REFUSED = 4        # a credential refused (§11), a conflict
+    BUSY = 5           # the lock or the repository stayed busy
+    FAILED = 6         # any other failed write
+
+
+_EXIT_FOR = (
+    (NotFound, ExitStatus.NOT_FOUND),
+    (InvalidArgument, ExitStatus.USAGE),
+    (StoreError, ExitStatus.STORE),
+    (ContextRootError, ExitStatus.STORE),
+    (CredentialRefused, ExitStatus.REFUSED),
+    (Conflict, ExitStatus.REFUSED),
+    (LockTimeout, ExitStatus.BUSY),
+    (GitError, ExitStatus.FAILED),
+)
+
+
+def exit_status_for(error: CtxError) -> ExitStatus:
+    for kind, status in _EXIT_FOR:
+        if isinstance(error, kind):
+            return status
+    return ExitStatus.FAILED
+
+
+class CtxGroup(click.Group):
+    """Turns library errors into one line and an exit status, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CtxError as error:
+            click.echo(f"ctx: {error}", err=True)
+            ctx.exit(exit_status_for(error))
+        except OSError as error:
+            click.echo(f"ctx: {error.strerror or error}: {error.filename or ''}".rstrip(": "), err=True)
+            ctx.exit(ExitStatus.FAILED)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they were defined, not sorted
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d")
+
+
+class WordsCommand(click.Command):
+    """Options before or after a command's words, never between them (§9.1).
+
+    ``--`` ends the options; a word like ``-5`` is a word, not an option.
+    The arguments are normalised to ``OPTIONS -- WORDS`` before click sees
+    them, so click's own parser never mistakes a value for an option.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: dict[str, bool] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for name in param.opts + param.secondary_opts:
+                    takes_value[name] = not (param.is_flag or param.count)
+        options: list[str] = []
+        words: list[tuple[int, str]] = []
+        i = 0
+        while i < len(args):
+            token = args[i]
+            if token == "--":
+                words += [(j, w) for j, w in enumerate(args[i + 1:], start=i + 1)]
+                break
+            if token.startswith("-") and len(token) > 1 and not _NEGATIVE_NUMBER.match(token):
+                name = token.split("=", 1)[0] if token.startswith("--") else token[:2]
+                options.append(token)
+                if takes_value.get(name) and "=" not in token and len(name) == len(token) \
+                        and i + 1 < len(args):
+                    options.append(args[i + 1])
+                    i += 1
+            else:
+                words.append((i, token))
+            i += 1
+        for (p, _), (q, _) in zip(words[1:], words[2:]):
+            if any(t != "--" for t in args[p + 1:q]):
+                raise click.UsageError(
+                    "an option between the value's words is not allowed: put options before "
+                    "or after the words, or quote the value", ctx)
+        return super().parse_args(ctx, options + ["--"] + [w for _, w in words])
+
+
+ROOT_HELP = f"""ctx: one shared memory for an operator and their AI agents.
+
+\b
+Conforms to ctx specification {SPEC_VERSION} (core level).
+Context root: $CTX_HOME, default ~/ctx.
+Author of writes: $CTX_AUTHOR (a blank value counts as unset); with it
+set, a new entry's source defaults to agent, otherwise to operator.
+
+\b
+Start here:
+  ctx init --focus "What the work is about now"
+  ctx set decision_db_pool "Use a pool of 20" --tag decision --basis verified
+  ctx start                 # rules, brief and newest session summary
+
+\b
+Exit status: 0 ok, 1 key not found, 2 invalid argument, 3 store file or
+root unusable (never overwritten), 4 refused (a credential, a conflict),
+5 busy (lock held too long), 6 other failed write.
+"""
+
+
+@click.group(cls=CtxGroup, help=ROOT_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version",
+                      message=f"ctx %(version)s (ctx specification {SPEC_VERSION})")
+def cli() -> None:
+    pass
+
+
+def _context():
+    from .ops import Context
+    return Context()
+
+
+def _emit_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+store_option = click.option("--store", "-s", default="shared", show_default=True,
+                            type=click.Choice(STORES), help="The store to use.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (shape above).")
+force_option = click.option("--force", is_flag=True,
+                            help="Store it even if it looks like a credential (§11).")
+
+
+def _write_done(result: dict[str, Any], message: str, as_json: bool,
+                warnings: list[str] | None = None) -> None:
+    for warning in warnings or []:
+        click.echo(f"ctx: {warning}", err=True)
+    if as_json:
+        _emit_json({**result, "warnings": warnings or []})
+    else:
+        click.echo(message)
+
+
+# --- init, start, brief -----------------------------------------------------------
+
+@cli.command(epilog="""\b
+Example:
+  CTX_HOME=~/ctx ctx init --focus "Ship the upload fix, then the progress bar"
+""")
+@click.option("--focus", metavar="TEXT", help="Write current_focus (source operator, basis reported).")
+def init(focus: str | None) -> None:
+    """Create the context root: memory/, sessions/ (0700) and RULES.md (0600).
+
+    Never overwrites anything: on an existing root it creates only what is
+    missing and says so.
+    """
+    ctx = _context()
+    report = ctx.init()
+    if not report.existed:
+        click.echo(f"Created the context root {ctx.root}")
+    elif report.created:
+        click.echo(f"The context root {ctx.root} exists; nothing overwritten, "
+                   f"added: {', '.join(report.created)}")
+    else:
+        click.echo(f"The context root {ctx.root} exists and is complete; nothing changed")
+    if focus is not None:
+        ctx.set("current_focus", focus, source="operator", basis="reported")
+        click.echo("Wrote current_focus")
+    click.echo(f"Next: export CTX_HOME={ctx.root}; ctx start")
+
+
+@cli.command(epilog="""\b
+Example (a harness's session-start hook):
+  CTX_HOME=~/ctx CTX_AUTHOR="Agent One" timeout 10 ctx start || true
+""")
+@click.option("--days", default=7, show_default=True, type=click.IntRange(min=0),
+              help="Decisions changed within this many days.")
+@click.option("--changes", default=10, show_default=True, type=click.IntRange(min=0),
+              help="How many recent changes.")
+def start(days: int, changes: int) -> None:
+    """Print the start payload: RULES.md, the brief, the newest summary (§5.1).
+
+    Writes nothing, and exits 0 even on an empty or missing context (it says
+    so), so a harness hook never fails a session.
+    """
+    from .brief import start_payload
+    ctx = _context()
+    try:
+        click.echo(start_payload(ctx, days=days, changes=changes, commit=_head(ctx)), nl=False)
+    except CtxError as error:
+        click.echo(f"ctx: the context at {ctx.root} could not be read: {error}")
+
+
+def _head(ctx) -> str | None:
+    """The short id of the commit the stores are at, without writing anything."""
+    try:
+        from ctxgit.repo import head_short_id
+    except ImportError:
+        return None
+    return head_short_id(ctx.root)
+
+
+@cli.command(epilog="""\b
+Example:
+  ctx brief --days 14 --changes 5
+JSON shape (--json): {"generated", "commit", "counts": {store: n},
+  "focus": item|null, "instructions": [item], "open": {"from", "items", "more"},
+  "decisions": {"days", "items": [item]}, "changes": [item], "warnings": [str]}
+  where item = {"text", "key"?, "store"?, "status"?, "timestamp"?}
+""")
+@click.option("--days", default=7, show_default=True, type=click.IntRange(min=0),
+              help="Decisions changed within this many days.")
+@click.option("--changes", default=10, show_default=True, type=click.IntRange(min=0),
+              help="How many recent changes.")
+@json_option
+def brief(days: int, changes: int, as_json: bool) -> None:
+    """Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes."""
+    from .brief import build_brief, render_brief
+    ctx = _context()
+    built = build_brief(ctx, days=days, changes=changes)
+    built.commit = _head(ctx)
+    if as_json:
+        _emit_json(built.as_json())
+    else:
+        click.echo(render_brief(built), nl=False)
+
+
+# --- get --------------------------------------------------------------------------
+
+@cli.command(epilog="""\b
+Examples:
+  ctx get current_focus
+  ctx get operator_preference_one_question --store operator -v
+  ctx get k --all --json
+JSON shape: {"store", "key", "entry"}; with --all, a list of them.
+""")
+@click.argument("key")
+@store_option
+@click.option("--all", "all_stores", is_flag=True, help="The key from every store that has it.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every field.")
+@json_option
+def get(key: str, store: str, all_stores: bool, verbose: bool, as_json: bool) -> None:
+    """Print one entry with its status (§4.1). Exits 1 when the key is missing."""
+    from .ops import Result
+    from .render import result_json, show_entry
+    ctx = _context()
+    results = ctx.get_all(key) if all_stores else [Result(store, key, ctx.get(key, store))]
+    if as_json:
+        _emit_json([result_json(r) for r in results] if all_stores else result_json(results[0]))
+        return
+    click.echo("\n\n".join(show_entry(r, verbose) for r in results))
+
+
+# --- writes ---------------------------------------------------------------------
+
+@cli.command("set", cls=WordsCommand, epilog="""\b
+Examples:
+  ctx set decision_db_pool "Use a pool of 20" --tag decision --basis verified
+  ctx set --store operator pref_one_question Ask one question at a time \\
+      --source operator --basis reported --tag preference
+  ctx set k -- --literal-words      # -- ends the options
+Values: objects, arrays, true, false, null and integers up to 2^53-1 are
+stored as JSON; anything else (1.5, 007, NaN) as the text it was.
+""")
+@click.argument("key")
+@click.argument("value", nargs=-1)
+@store_option
+@click.option("--source", type=click.Choice(SOURCES), help="Whose knowledge (default: agent with CTX_AUTHOR, else operator).")
+@click.option("--basis", type=click.Choice(BASES), help="How you know (new entries: inferred; updates keep it).")
+@click.option("--scope", type=click.Choice(SCOPES), help="global (default) or session.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more. Replaces the old tags.")
+@click.option("--derivation", help="How the value was reached.")
+@force_option
+@json_option
+def set_(key: str, value: tuple[str, ...], store: str, source: str | None, basis: str | None,
+        scope: str | None, tags: tuple[str, ...], derivation: str | None, force: bool,
+        as_json: bool) -> None:
+    """Write an entry (§4.2): KEY, then the value's words, joined by spaces."""
+    from .model import parse_value
+    if not value:
+        raise click.UsageError("set needs a value after the key")
+    ctx = _context()
+    entry = ctx.set(key, parse_value(" ".join(value)), store=store, source=source, basis=basis,
+                    scope=scope, tags=list(tags) if tags else None, derivation=derivation,
+                    force=force)
+    _write_done({"store": store, "key": key, "entry": entry}, f"set {store}/{key}", as_json)
+
+
+@cli.command(cls=WordsCommand, epilog="""\b
+Example:
+  ctx amend result_port The port is 8443, not 8080
+""")
+@click.argument("key")
+@click.argument("note", nargs=-1)
+@store_option
+@force_option
+@json_option
+def amend(key: str, note: tuple[str, ...], store: str, force: bool, as_json: bool) -> None:
+    """Mark an entry amended: prepend [Amended DATE: NOTE] to its value (§3.6)."""
+    if not note:
+        raise click.UsageError("amend needs a note after the key")
+    entry = _context().amend(key, " ".join(note), store=store, force=force)
+    _write_done({"store": store, "key": key, "entry": entry}, f"amended {store}/{key}", as_json)
+
+
+@cli.command(epilog="""\b
+Example:
+  ctx supersede decision_pool_10 --by decision_pool_20 --note "load test"
+""")
+@click.argument("key")
+@click.option("--by", required=True, metavar="KEY", help="The key that replaces this one (same store).")
+@click.option("--note", help="Why.")
+@store_option
+@force_option
+@json_option
+def supersede(key: str, by: str, note: str | None, store: str, force: bool, as_json: bool) -> None:
+    """Mark an entry superseded by another; its value stays (§3.6)."""
+    entry, warnings = _context().supersede(key, by, note=note, store=store, force=force)
+    _write_done({"store": store, "key": key, "entry": entry},
+                f"superseded {store}/{key} by {by}", as_json, warnings)
+
+
+@cli.command(epilog="""\b
+Example:
+  ctx resolve issue_upload_fails --note "Fixed: proxy timeout raised"
+""")
+@click.argument("key")
+@click.option("--note", help="How it was resolved.")
+@store_option
+@force_option
+@json_option
+def resolve(key: str, note: str | None, store: str, force: bool, as_json: bool) -> None:
+    """Mark an issue or open item resolved; its value stays (§3.6)."""
+    entry = _context().resolve(key, note=note, store=store, force=force)
+    _write_done({"store": store, "key": key, "entry": entry}, f"resolved {store}/{key}", as_json)
+
+
+@cli.command(epilog="""\b
+Example:
+  ctx basis result_tests_pass verified
+""")
+@click.argument("key")
+@click.argument("basis", type=click.Choice(BASES))
+@store_option
+@json_option
+def basis(key: str, basis: str, store: str, as_json: bool) -> None:
+    """Set an entry's basis without touching its timestamp (§4.4)."""
+    entry = _context().set_basis(key, basis, store=store)
+    _write_done({"store": store, "key": key, "entry": entry}, f"basis of {store}/{key}: {basis}", as_json)
+
+
+@cli.command(epilog="""\b
+Example:
+  ctx delete duplicate_key --store agent
+Knowledge that turned out wrong is marked (amend, supersede), not deleted.
+""")
+@click.argument("key")
+@store_option
+@json_option
+def delete(key: str, store: str, as_json: bool) -> None:
+    """Remove an entry for good: a wrong key, a duplicate, a secret (§4.5)."""
+    entry = _context().delete(key, store=store)
+    _write_done({"store": store, "key": key, "entry": entry, "deleted": True},
+                f"deleted {store}/{key}", as_json)
+
+
+# --- search and list ------------------------------------------------------------
+
+ORDER_HELP = ("Results: newest timestamp first, then store (operator, shared, agent), "
+              "then key; a limit cuts them after ordering.")
+
+
+def _filter_options(func):
+    options = [
+        click.option("--store", "-s", type=click.Choice(STORES), help="Only this store (default: all)."),
+        click.option("--tag", "tags", multiple=True, help="Has any of these tags (repeatable)."),
+        click.option("--source", type=click.Choice(SOURCES), help="Only this source."),
+        click.option("--status", type=click.Choice(STATUSES + ("current",)),
+                     help="Only this status; current means none."),
+        click.option("--scope", type=click.Choice(SCOPES), help="Only this scope."),
+        click.option("--since", metavar="TIME",
+                      help="timestamp at or after TIME: RFC 3339, or YYYY-MM-DD (00:00 UTC)."),
+        click.option("--prefix", metavar="P", help="Only keys starting with P."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _filters(store, tags, source, status, scope, since, prefix):
+    from .model import parse_ts
+    from .ops import Filters
+    return Filters(store=store, tags=tuple(tags), source=source, status=status, scope=scope,
+                   since=parse_ts(since) if since else None, prefix=prefix)
+
+
+def _print_results(results, verbose: bool, as_json: bool, keys_only: bool = False) -> None:
+    from .render import result_json, result_line, show_entry
+    if as_json:
+        if keys_only:
+            _emit_json([{"store": r.store, "key": r.key} for r in results])
+        else:
+            _emit_json([result_json(r) for r in results])
+        return
+    if keys_only:
+        for r in results:
+            click.echo(f"{r.store}/{r.key}")
+    elif verbose:
+        click.echo("\n\n".join(show_entry(r, True) for r in results))
+    else:
+        for r in results:
+            click.echo(result_line(r))
+
+
+@cli.command(cls=WordsCommand, epilog=f"""\b
+Examples:
+  ctx search timeout
+  ctx search "proxy timeout" --tag uploads --since 2026-10-01 --limit 5
+{ORDER_HELP}
+JSON shape: a list of {{"store", "key", "entry"}}, in that order.
+""")
+@click.argument("pattern", required=False, default="")
+@_filter_options
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="At most this many.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every field of each entry.")
+@json_option
+def search(pattern: str, store, tags, source, status, scope, since, prefix, limit: int,
+           verbose: bool, as_json: bool) -> None:
+    """Entries whose key or value contains PATTERN, case-insensitively (§4.6).
+
+    A plain substring, not a regular expression; quote a pattern of several
+    words. Non-string values are matched on their compact JSON text. An
+    empty pattern matches every entry.
+    """
+    ctx = _context()
+    results = ctx.select(_filters(store, tags, source, status, scope, since, prefix), pattern, limit)
+    _print_results(results, verbose, as_json)
+
+
+@cli.command("list", cls=WordsCommand, epilog=f"""\b
+Examples:
+  ctx list --store operator
+  ctx list --tag decision --status current --keys-only
+{ORDER_HELP}
+JSON shape: a list of {{"store", "key", "entry"}}; with --keys-only, of {{"store", "key"}}.
+""")
+@_filter_options
+@click.option("--keys-only", is_flag=True, help="Print store/key only.")
+@click.option("--limit", type=click.IntRange(min=0), help="At most this many (default: all).")
+@click.option("-v", "--verbose", is_flag=True, help="Show every field of each entry.")
+@json_option
+def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, limit: int | None,
+          verbose: bool, as_json: bool) -> None:
+    """Entries that pass the filters (§4.6)."""
+    ctx = _context()
+    results = ctx.select(_filters(store, tags, source, status, scope, since, prefix), None, limit)
+    _print_results(results, verbose, as_json, keys_only)
+
+
+def main() -> None:
+    """The console entry point."""
+    cli(prog_name="ctx")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

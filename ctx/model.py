@@ -1,0 +1,277 @@
+"""The entry model of spec §3 and the value rules of §9.1, as pure functions.
+
+Nothing here touches the disk: the operations in ``ops.py`` read a store,
+call these functions to compute the new entry, and write it back. Keeping
+the field rules pure makes each MUST of §3/§4 testable on plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import InvalidArgument
+
+STORES: tuple[str, ...] = ("operator", "shared", "agent")
+SOURCES: tuple[str, ...] = ("operator", "agent", "both", "system")
+BASES: tuple[str, ...] = ("verified", "reported", "inferred")
+SCOPES: tuple[str, ...] = ("global", "session")
+STATUSES: tuple[str, ...] = ("amended", "superseded", "resolved")
+STATUS_FIELDS: tuple[str, ...] = ("status", "status_timestamp", "status_note", "superseded_by")
+DEFAULT_STORE = "shared"
+FOCUS_KEY = "current_focus"
+MAX_SAFE_INTEGER = 2**53 - 1
+
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_AMENDED_PREFIX = re.compile(r"\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n", re.S)
+
+Entry = dict[str, Any]
+
+
+# --- time -------------------------------------------------------------------
+
+def now() -> str:
+    """The current time in the store's form: RFC 3339, UTC, ``Z``, whole seconds."""
+    return format_ts(datetime.now(timezone.utc))
+
+
+def format_ts(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ts(text: str) -> datetime:
+    """Parse an RFC 3339 timestamp or a ``YYYY-MM-DD`` date (00:00 UTC that day).
+
+    Raises ``InvalidArgument`` on anything else, so ``--since`` gives a clear
+    error. A timestamp without a zone is taken as UTC.
+    """
+    raw = text.strip()
+    if _DATE.fullmatch(raw):
+        try:
+            return datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        except ValueError:
+            raise InvalidArgument(f"not a valid date: {text!r}") from None
+    candidate = raw.replace("z", "Z")
+    if candidate.endswith("Z"):
+        candidate = candidate[:-1] + "+00:00"
+    candidate = candidate.replace("t", "T").replace(" ", "T", 1)
+    try:
+        moment = datetime.fromisoformat(candidate)
+    except ValueError:
+        raise InvalidArgument(
+            f"not an RFC 3339 timestamp or YYYY-MM-DD date: {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def ts_key(text: Any) -> datetime:
+    """A sort key for a stored timestamp; malformed ones sort as the oldest."""
+    if isinstance(text, str):
+        try:
+            return parse_ts(text)
+        except InvalidArgument:
+            pass
+    return _EPOCH
+
+
+# --- values (§9.1) --------------------------------------------------------------
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(text)
+    return number
+
+
+def parse_value(text: str) -> Any:
+    """Turn the joined words of a value into the stored value (§9.1).
+
+    Objects, arrays, ``true``, ``false``, ``null`` and safe integers become
+    JSON; anything else stays the string it was, so every implementation
+    stores the same value for the same words.
+    """
+    if text in ("true", "false", "null"):
+        return json.loads(text)
+    if _INTEGER.fullmatch(text):
+        number = int(text)
+        return number if abs(number) <= MAX_SAFE_INTEGER else text
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        try:
+            return json.loads(stripped, parse_constant=_reject_constant,
+                              parse_float=_finite_float)
+        except (ValueError, RecursionError):
+            return text
+    return text
+
+
+def json_text(value: Any) -> str:
+    """A value's JSON text (§9.1): compact, stored member order, non-ASCII as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def value_text(value: Any) -> str:
+    """The text a value is searched and displayed by: itself if a string."""
+    return value if isinstance(value, str) else json_text(value)
+
+
+def strip_amend_notes(text: str) -> str:
+    """Remove the leading ``[Amended …]`` notes that amend stacked on a value."""
+    while True:
+        match = _AMENDED_PREFIX.match(text)
+        if not match:
+            return text
+        text = text[match.end():]
+
+
+# --- keys and fields ----------------------------------------------------------
+
+def validate_key(key: str) -> str:
+    if not key:
+        raise InvalidArgument("a key must not be empty")
+    for ch in key:
+        if ch.isspace() or unicodedata.category(ch).startswith("C"):
+            raise InvalidArgument(
+                f"key {key!r} holds whitespace or a control character; "
+                "use lowercase snake_case")
+    return key
+
+
+def validate_store(store: str) -> str:
+    if store not in STORES:
+        raise InvalidArgument(f"unknown store {store!r}: use one of {', '.join(STORES)}")
+    return store
+
+
+def _check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise InvalidArgument(f"invalid {name} {value!r}: use one of {', '.join(choices)}")
+
+
+def validate_tags(tags: list[str] | tuple[str, ...] | None) -> list[str] | None:
+    if tags is None:
+        return None
+    out: list[str] = []
+    for tag in tags:
+        if not tag or not tag.strip():
+            raise InvalidArgument("a tag must not be empty")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def status_label(entry: Entry) -> str:
+    """The status as every display shows it: ``amended``, ``superseded by K``…"""
+    status = entry.get("status")
+    if not status:
+        return ""
+    if status == "superseded" and entry.get("superseded_by"):
+        return f"superseded by {entry['superseded_by']}"
+    return str(status)
+
+
+# --- the field rules of §3.6 and §4.2 ---------------------------------------------
+
+def apply_set(old: Entry | None, value: Any, *, author: str | None, when: str,
+              source: str | None = None, basis: str | None = None,
+              scope: str | None = None, tags: list[str] | None = None,
+              derivation: str | None = None) -> Entry:
+    """The entry after ``set`` (§4.2): a new one, or ``old`` updated field by field.
+
+    Fields keep their position in the object, so a rewrite of a file written
+    by another implementation changes only what the operation changed.
+    """
+    _check_choice("source", source, SOURCES)
+    _check_choice("basis", basis, BASES)
+    _check_choice("scope", scope, SCOPES)
+    tags = validate_tags(tags)
+    default_source = "agent" if author else "operator"
+    if old is None:
+        entry: Entry = {"value": value, "source": source or default_source}
+        if author:
+            entry["author"] = author
+        entry["basis"] = basis or "inferred"
+        entry["scope"] = scope or "global"
+        entry["tags"] = tags or []
+        if derivation:
+            entry["derivation"] = derivation
+        entry["created"] = when
+        entry["timestamp"] = when
+        return entry
+    entry = dict(old)
+    entry["value"] = value
+    entry["source"] = source or default_source
+    if author:
+        entry["author"] = author
+    else:
+        entry.pop("author", None)
+    if basis is not None:
+        entry["basis"] = basis
+    elif entry.get("basis") not in BASES:
+        entry["basis"] = "inferred"
+    if scope is not None:
+        entry["scope"] = scope
+    elif entry.get("scope") not in SCOPES:
+        entry["scope"] = "global"
+    if tags is not None:
+        entry["tags"] = tags
+    elif not isinstance(entry.get("tags"), list):
+        entry["tags"] = []
+    if derivation:
+        entry["derivation"] = derivation
+    else:
+        entry.pop("derivation", None)
+    if "created" not in entry:
+        entry["created"] = when
+    entry["timestamp"] = when
+    for field in STATUS_FIELDS:
+        entry.pop(field, None)
+    return entry
+
+
+def apply_status(old: Entry, status: str, *, author: str | None, when: str,
+                 note: str | None = None, by: str | None = None) -> Entry:
+    """The entry after amend, supersede or resolve (§3.6)."""
+    _check_choice("status", status, STATUSES)
+    entry = dict(old)
+    if status == "amended":
+        if not note:
+            raise InvalidArgument("amend needs a note")
+        entry["value"] = f"[Amended {when[:10]}: {note}]\n{value_text(old.get('value'))}"
+    for field in ("status_note", "superseded_by"):
+        entry.pop(field, None)
+    entry["status"] = status
+    entry["status_timestamp"] = when
+    if note:
+        entry["status_note"] = note
+    if status == "superseded":
+        if not by:
+            raise InvalidArgument("supersede needs --by KEY")
+        entry["superseded_by"] = by
+    entry["timestamp"] = when
+    if author:
+        entry["author"] = author
+    return entry
+
+
+def apply_basis(old: Entry, basis: str, *, author: str | None) -> Entry:
+    """The entry after ``basis`` (§4.4): the timestamp is left alone."""
+    _check_choice("basis", basis, BASES)
+    entry = dict(old)
+    entry["basis"] = basis
+    if author:
+        entry["author"] = author
+    return entry

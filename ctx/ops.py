@@ -1,0 +1,310 @@
+"""The operations of spec §4 over one context root, with one write path.
+
+Every write goes through ``Context._write``: take the lock, let the recorder
+settle what is on disk, read the store, change it, write it atomically, and
+hand the change to the recorder (the git layer commits it) before the lock
+is released. Reads take no lock and write nothing (§4.6).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
+
+from . import model
+from .errors import CredentialRefused, InvalidArgument, NotFound, StoreError
+from .layout import LayoutReport, author_from_env, check_root, ensure_layout, resolve_root
+from .model import DEFAULT_STORE, STORES, Entry
+from .secrets import scan
+from .store import StoreFile, context_lock, read_store, write_store
+
+
+@dataclass
+class Change:
+    """One write, as the recorder (the git layer) sees it."""
+
+    operation: str
+    store: str
+    key: str
+    paths: list[str]
+    before: Entry | None
+    after: Entry | None
+    author: str | None
+    forced: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class Recorder(Protocol):
+    """What the write path calls around each write, inside the lock."""
+
+    def prepare(self) -> None: ...
+
+    def record(self, change: Change) -> None: ...
+
+
+class NullRecorder:
+    """The recorder when version control is off (``CTX_NO_GIT=1``)."""
+
+    def prepare(self) -> None:
+        return None
+
+    def record(self, change: Change) -> None:
+        return None
+
+
+@dataclass
+class Result:
+    """One entry found by get, search or list: it names its store and key (§4.6)."""
+
+    store: str
+    key: str
+    entry: Entry
+
+
+@dataclass
+class Filters:
+    """The filters of §4.6, combined with AND."""
+
+    store: str | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    status: str | None = None
+    scope: str | None = None
+    since: datetime | None = None
+    prefix: str | None = None
+
+    def passes(self, store: str, key: str, entry: Entry) -> bool:
+        if self.store and store != self.store:
+            return False
+        if self.prefix and not key.startswith(self.prefix):
+            return False
+        if self.tags:
+            tags = entry.get("tags")
+            if not isinstance(tags, list) or not any(t in tags for t in self.tags):
+                return False
+        if self.source and entry.get("source") != self.source:
+            return False
+        if self.status:
+            status = entry.get("status")
+            if self.status == "current":
+                if status:
+                    return False
+            elif status != self.status:
+                return False
+        if self.scope and entry.get("scope", "global") != self.scope:
+            return False
+        if self.since and model.ts_key(entry.get("timestamp")) < self.since:
+            return False
+        return True
+
+
+def result_order(result: Result) -> tuple:
+    """Newest ``timestamp`` first, then store (operator, shared, agent), then key."""
+    moment = model.ts_key(result.entry.get("timestamp"))
+    return (-moment.timestamp(), STORES.index(result.store), result.key)
+
+
+def _default_recorder(root: Path) -> Recorder:
+    if os.environ.get("CTX_NO_GIT", "").strip() not in ("", "0"):
+        return NullRecorder()
+    from ctxgit.recorder import GitRecorder  # lazy: pygit2 only on the write path
+
+    return GitRecorder(root)
+
+
+class Context:
+    """One context root and the operations of §4 on it."""
+
+    def __init__(self, root: Path | None = None, author: str | None = None, *,
+                 recorder_factory: Callable[[Path], Recorder] | None = None) -> None:
+        self.root = resolve_root() if root is None else Path(root)
+        self.author = author_from_env() if author is None else (author.strip() or None)
+        self._recorder_factory = recorder_factory or _default_recorder
+        self._recorder: Recorder | None = None
+
+    @property
+    def recorder(self) -> Recorder:
+        if self._recorder is None:
+            self._recorder = self._recorder_factory(self.root)
+        return self._recorder
+
+    # --- reads -------------------------------------------------------------
+
+    def read(self, store: str) -> StoreFile:
+        check_root(self.root)
+        return read_store(self.root, model.validate_store(store))
+
+    def stores(self, only: str | None = None) -> list[StoreFile]:
+        names = [model.validate_store(only)] if only else list(STORES)
+        return [self.read(name) for name in names]
+
+    def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
+        entry = self.read(store).entries.get(key)
+        if entry is None:
+            raise NotFound(f"no entry {key!r} in store {store!r}")
+        return entry
+
+    def get_all(self, key: str) -> list[Result]:
+        found = [Result(s.name, key, s.entries[key]) for s in self.stores() if key in s.entries]
+        if not found:
+            raise NotFound(f"no entry {key!r} in any store")
+        return found
+
+    def select(self, filters: Filters, pattern: str | None = None,
+               limit: int | None = None) -> list[Result]:
+        """search (with a pattern) and list (without): filtered, ordered, cut."""
+        if limit is not None and limit < 0:
+            raise InvalidArgument("--limit must be 0 or more")
+        needle = pattern.lower() if pattern else ""
+        results: list[Result] = []
+        for store in self.stores(filters.store):
+            for key, entry in store.entries.items():
+                if not filters.passes(store.name, key, entry):
+                    continue
+                if needle and needle not in key.lower() and \
+                        needle not in model.value_text(entry.get("value")).lower():
+                    continue
+                results.append(Result(store.name, key, entry))
+        results.sort(key=result_order)
+        return results if limit is None else results[:limit]
+
+    def counts(self) -> dict[str, int]:
+        return {s.name: len(s.entries) for s in self.stores()}
+
+    # --- the write path --------------------------------------------------------
+
+    def _refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
+        if force:
+            return
+        for name, content in fields.items():
+            if content is None:
+                continue
+            findings = scan(model.value_text(content))
+            if findings:
+                kinds = ", ".join(sorted({f.description for f in findings}))
+                raise CredentialRefused(
+                    f"the {name} looks like it holds a credential ({kinds}: "
+                    f"{findings[0].preview}); credentials must not be stored in ctx. "
+                    "Use --force if it is not a secret", findings)
+
+    def _write(self, operation: str, store: str, key: str,
+               change: Callable[[Entry | None], Entry | None], *, forced: bool = False,
+               extra: dict[str, str] | None = None) -> Entry | None:
+        """Lock, settle the disk, read, change, write atomically, record. One path."""
+        model.validate_store(store)
+        ensure_layout(self.root)
+        with context_lock(self.root):
+            self.recorder.prepare()
+            data = read_store(self.root, store)
+            before = data.entries.get(key)
+            after = change(before)
+            if after == before and (after is None or key in data.entries):
+                return after  # nothing changed: no write, no commit
+            if after is None:
+                data.entries.pop(key, None)
+            else:
+                data.entries[key] = after
+            data.data["last_updated"] = model.now()
+            write_store(data)
+            self.recorder.record(Change(operation, store, key, [f"memory/{store}.json"],
+                                        before, after, self.author, forced, extra or {}))
+            return after
+
+    def init(self) -> LayoutReport:
+        """Create what is missing of the root's layout and record it (``ctx init``)."""
+        report = ensure_layout(self.root)
+        with context_lock(self.root):
+            self.recorder.prepare()
+            self.recorder.record(Change("init", "", "", ["RULES.md"], None, None, self.author))
+        return report
+
+    def _existing(self, store: str, key: str) -> Callable[[Entry | None], Entry]:
+        def require(before: Entry | None) -> Entry:
+            if before is None:
+                raise NotFound(f"no entry {key!r} in store {store!r}")
+            return before
+        return require
+
+    # --- the operations of §4 ------------------------------------------------------
+
+    def set(self, key: str, value: Any, *, store: str = DEFAULT_STORE, source: str | None = None,
+            basis: str | None = None, scope: str | None = None, tags: list[str] | None = None,
+            derivation: str | None = None, force: bool = False) -> Entry:
+        model.validate_key(key)
+        self._refuse_credentials({"value": value, "derivation": derivation}, force)
+        # validate the choices before taking the lock, so a typo costs nothing
+        model.apply_set(None, value, author=self.author, when=model.now(), source=source,
+                        basis=basis, scope=scope, tags=tags, derivation=derivation)
+
+        def change(before: Entry | None) -> Entry:
+            return model.apply_set(before, value, author=self.author, when=model.now(),
+                                   source=source, basis=basis, scope=scope, tags=tags,
+                                   derivation=derivation)
+        result = self._write("set", store, key, change, forced=force)
+        assert result is not None
+        return result
+
+    def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
+                by: str | None, force: bool) -> Entry:
+        self._refuse_credentials({"note": note}, force)
+        require = self._existing(store, key)
+
+        def change(before: Entry | None) -> Entry:
+            return model.apply_status(require(before), status, author=self.author,
+                                      when=model.now(), note=note, by=by)
+        result = self._write(operation, store, key, change, forced=force)
+        assert result is not None
+        return result
+
+    def amend(self, key: str, note: str, *, store: str = DEFAULT_STORE, force: bool = False) -> Entry:
+        if not note or not note.strip():
+            raise InvalidArgument("amend needs a note")
+        return self._status("amend", "amended", key, store, note, None, force)
+
+    def supersede(self, key: str, by: str, *, note: str | None = None,
+                  store: str = DEFAULT_STORE, force: bool = False) -> tuple[Entry, list[str]]:
+        """Mark ``key`` superseded by ``by``; returns the entry and any warnings."""
+        model.validate_key(by)
+        if by == key:
+            raise InvalidArgument("an entry cannot supersede itself")
+        warnings = []
+        if by not in self.read(store).entries:
+            warnings.append(f"warning: {by!r} does not exist in store {store!r} (yet)")
+        return self._status("supersede", "superseded", key, store, note, by, force), warnings
+
+    def resolve(self, key: str, *, note: str | None = None, store: str = DEFAULT_STORE,
+                force: bool = False) -> Entry:
+        return self._status("resolve", "resolved", key, store, note, None, force)
+
+    def set_basis(self, key: str, basis: str, *, store: str = DEFAULT_STORE) -> Entry:
+        require = self._existing(store, key)
+        if basis not in model.BASES:
+            raise InvalidArgument(f"invalid basis {basis!r}: use one of {', '.join(model.BASES)}")
+
+        def change(before: Entry | None) -> Entry:
+            return model.apply_basis(require(before), basis, author=self.author)
+        result = self._write("basis", store, key, change)
+        assert result is not None
+        return result
+
+    def delete(self, key: str, *, store: str = DEFAULT_STORE) -> Entry:
+        removed: list[Entry] = []
+
+        def change(before: Entry | None) -> None:
+            removed.append(self._existing(store, key)(before))
+            return None
+        self._write("delete", store, key, change)
+        return removed[0]
+
+
+def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:
+    for store in stores:
+        for key, entry in store.entries.items():
+            yield Result(store.name, key, entry)
+
+
+__all__ = ["Change", "Context", "Filters", "NullRecorder", "Recorder", "Result",
+           "StoreError", "iter_entries", "result_order"]

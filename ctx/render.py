@@ -1,0 +1,71 @@
+"""How entries are shown: every display names store, key and status (§3.6, §4.6)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import model
+from .brief import excerpt, local_time
+from .model import Entry
+from .ops import Result
+
+LINE_BOUND = 100
+_ORDER = ("value", "source", "author", "basis", "scope", "tags", "derivation", "created",
+          "timestamp", "status", "status_timestamp", "status_note", "superseded_by")
+
+
+def status_tag(entry: Entry) -> str:
+    label = model.status_label(entry)
+    if not label:
+        return ""
+    note = entry.get("status_note")
+    if note and entry.get("status") != "amended":
+        return f" [{label}: {note}]"
+    return f" [{label}]"
+
+
+def value_block(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def show_entry(result: Result, verbose: bool = False) -> str:
+    """A full display of one entry: header, value, then a line of its fields."""
+    entry = result.entry
+    lines = [f"{result.store}/{result.key}{status_tag(entry)}", value_block(entry.get("value"))]
+    if not verbose:
+        meta = [str(entry.get("source", "?")), str(entry.get("basis", "?"))]
+        if entry.get("author"):
+            meta.append(f"by {entry['author']}")
+        meta.append(local_time(entry.get("timestamp")))
+        tags = entry.get("tags")
+        if tags:
+            meta.append("tags: " + ", ".join(map(str, tags)))
+        if entry.get("scope") == "session":
+            meta.append("session scope")
+        lines.append("(" + " · ".join(meta) + ")")
+        return "\n".join(lines)
+    fields = [f for f in _ORDER if f in entry and f != "value"] + \
+             [f for f in entry if f not in _ORDER]
+    for name in fields:
+        shown = entry[name]
+        if isinstance(shown, str):
+            if name in ("created", "timestamp", "status_timestamp"):
+                shown = f"{shown} ({local_time(shown)} local)"
+        else:
+            shown = model.json_text(shown)
+        lines.append(f"  {name}: {shown}")
+    return "\n".join(lines)
+
+
+def result_line(result: Result) -> str:
+    """One line per result for search and list."""
+    entry = result.entry
+    return (f"{result.store}/{result.key}{status_tag(entry)}  {local_time(entry.get('timestamp'))}  "
+            f"{excerpt(entry.get('value'), LINE_BOUND)}")
+
+
+def result_json(result: Result) -> dict[str, Any]:
+    return {"store": result.store, "key": result.key, "entry": result.entry}

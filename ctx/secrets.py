@@ -1,0 +1,107 @@
+"""Credential detection (§11): the one pattern table ctx and its hooks share.
+
+Each rule is named after the matching gitleaks rule id where one exists, so
+a finding can be looked up there. A rule only runs its regular expression
+when one of its keywords occurs in the lower-cased text: most values hold
+none, and then a scan costs a few substring searches.
+
+Placeholders (``EXAMPLE``, ``REDACTED``, ``YOUR_API_KEY_HERE``, ``$VAR``,
+``<...>``, ``{...}``) are documentation, not secrets, and are not reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str
+    keywords: tuple[str, ...]
+    pattern: re.Pattern[str]
+    group: int = 0
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    description: str
+    line: int
+    column: int
+    preview: str
+
+    def describe(self) -> str:
+        return f"{self.description} ({self.rule}) at line {self.line}: {self.preview}"
+
+
+def _rule(id: str, description: str, keywords: Iterable[str], pattern: str, group: int = 0) -> Rule:
+    return Rule(id, description, tuple(keywords), re.compile(pattern), group)
+
+
+_VALUE = r"[^\s\"'`<>{}\[\](),;]{8,}"
+
+RULES: tuple[Rule, ...] = (
+    _rule("private-key", "a PEM private key", ["private key"],
+          r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
+    _rule("aws-access-token", "an AWS access key id", ["akia", "asia", "abia", "acca", "a3t"],
+          r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Za-z0-9])"),
+    _rule("github-pat", "a GitHub personal access token", ["ghp_"], r"ghp_[0-9A-Za-z]{36}"),
+    _rule("github-oauth", "a GitHub OAuth token", ["gho_"], r"gho_[0-9A-Za-z]{36}"),
+    _rule("github-app-token", "a GitHub app token", ["ghu_", "ghs_"], r"(?:ghu|ghs)_[0-9A-Za-z]{36}"),
+    _rule("github-refresh-token", "a GitHub refresh token", ["ghr_"], r"ghr_[0-9A-Za-z]{36}"),
+    _rule("github-fine-grained-pat", "a GitHub fine-grained token", ["github_pat_"],
+          r"github_pat_[0-9A-Za-z_]{22,}"),
+    _rule("gitlab-pat", "a GitLab personal access token", ["glpat-"], r"glpat-[0-9A-Za-z_-]{20,}"),
+    _rule("slack-bot-token", "a Slack bot token", ["xoxb-"], r"xoxb-[0-9A-Za-z-]{10,}"),
+    _rule("slack-user-token", "a Slack user token", ["xoxp-", "xoxe-"], r"xox[pe](?:\.[0-9A-Za-z]+)?-[0-9A-Za-z-]{10,}"),
+    _rule("slack-legacy-token", "a Slack legacy token", ["xoxa-", "xoxo-", "xoxr-", "xoxs-"],
+          r"xox[aors]-[0-9A-Za-z-]{10,}"),
+    _rule("slack-app-token", "a Slack app token", ["xapp-"], r"xapp-\d-[0-9A-Za-z-]{10,}"),
+    _rule("anthropic-api-key", "an Anthropic API key", ["sk-ant-"], r"sk-ant-[0-9A-Za-z_-]{20,}"),
+    _rule("openai-api-key", "an OpenAI API key", ["sk-"],
+          r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[0-9A-Za-z_-]{20,}"),
+    _rule("gcp-api-key", "a Google API key", ["aiza"], r"AIza[0-9A-Za-z_-]{35}"),
+    _rule("stripe-access-token", "a Stripe secret key", ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+          r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),
+    _rule("generic-api-key", "a password, token or secret assignment",
+          ["password", "passwd", "token", "secret", "api_key", "apikey", "api-key", "access_key"],
+          r"(?i)(?<![A-Za-z0-9])(?:password|passwd|token|secret|api[_-]?key|access[_-]?key)"
+          r"(?:\s*=\s*[\"']?(" + _VALUE + r")|[\"']\s*:\s*[\"'](" + _VALUE + r"))"),
+)
+
+_PLACEHOLDER = re.compile(
+    r"(?i)example|redacted|placeholder|your[_-]|changeme|dummy|xxxxxxxx|\*{4}|^\$|^%|\.\.\.")
+
+
+def _is_placeholder(text: str) -> bool:
+    return bool(_PLACEHOLDER.search(text)) or len(set(text)) <= 2
+
+
+def redact(secret: str) -> str:
+    """Enough of a secret to find it again, never the whole of it."""
+    keep = 4 if len(secret) > 12 else 2
+    return secret[:keep] + "…" + f"({len(secret)} chars)"
+
+
+def scan(text: str) -> list[Finding]:
+    """Every credential-looking string in ``text``, in order of position."""
+    if not text:
+        return []
+    lowered = text.lower()
+    findings: list[Finding] = []
+    for rule in RULES:
+        if not any(word in lowered for word in rule.keywords):
+            continue
+        for match in rule.pattern.finditer(text):
+            secret = next((g for g in match.groups() if g), None) if rule.pattern.groups else match.group(0)
+            if secret is None or _is_placeholder(secret):
+                continue
+            start = match.start()
+            line = text.count("\n", 0, start) + 1
+            column = start - (text.rfind("\n", 0, start) + 1) + 1
+            findings.append(Finding(rule.id, rule.description, line, column, redact(secret)))
+    findings.sort(key=lambda f: (f.line, f.column))
+    return findings

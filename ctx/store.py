@@ -1,0 +1,241 @@
+"""Store files (§8.2), atomic replacement (§8.3) and the context lock (§8.4).
+
+A store file is read whole into a ``StoreFile``; its top-level keys and the
+fields of its entries that ctx does not know are carried through every
+write untouched. Writes go to a unique temporary file in ``memory/`` that
+is fsynced and renamed over the old file, so a crash leaves the old file or
+the new one. The lock is ``flock(LOCK_EX)`` on ``memory/.lock``.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import stat
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+from contextlib import contextmanager
+
+from .errors import ContextRootError, LockTimeout, StoreError
+from .model import Entry
+
+FORMAT_VERSION = "1"
+LOCK_NAME = ".lock"
+TMP_SUFFIX = ".tmp"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+@dataclass
+class StoreFile:
+    """One parsed store file; ``data`` is the whole top-level object."""
+
+    name: str
+    path: Path
+    data: dict[str, Any]
+    exists: bool
+    raw: bytes = field(default=b"", repr=False)
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        return self.data["entries"]
+
+    @property
+    def writable(self) -> bool:
+        return self.data.get("version") == FORMAT_VERSION and self.data.get("type") == self.name
+
+
+def store_path(root: Path, name: str) -> Path:
+    return root / "memory" / f"{name}.json"
+
+
+def parse_store(name: str, path: Path, raw: bytes) -> StoreFile:
+    """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                         "fix or restore it, ctx will not overwrite it") from None
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(f"{path}: not valid JSON ({exc}); "
+                         "fix or restore it, ctx will not overwrite it") from None
+    if not isinstance(data, dict):
+        raise StoreError(f"{path}: not a store file (the top level is not an object)")
+    entries = data.get("entries", {})
+    if not isinstance(entries, dict):
+        raise StoreError(f"{path}: 'entries' is not an object; ctx will not overwrite it")
+    for key, entry in entries.items():
+        if not isinstance(entry, dict):
+            raise StoreError(f"{path}: entry {key!r} is not an object; ctx will not overwrite it")
+    data.setdefault("entries", entries)
+    return StoreFile(name=name, path=path, data=data, exists=True, raw=raw)
+
+
+def empty_store(name: str, path: Path) -> StoreFile:
+    data = {"type": name, "version": FORMAT_VERSION, "last_updated": None, "entries": {}}
+    return StoreFile(name=name, path=path, data=data, exists=False)
+
+
+def read_store(root: Path, name: str) -> StoreFile:
+    """Read one store; a missing file is an empty store (§8.2)."""
+    path = store_path(root, name)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return empty_store(name, path)
+    except IsADirectoryError:
+        raise StoreError(f"{path}: is a directory, not a store file") from None
+    except PermissionError:
+        raise StoreError(f"{path}: permission denied") from None
+    return parse_store(name, path, raw)
+
+
+def check_writable(store: StoreFile) -> None:
+    """Refuse to write a store another format version or another store owns."""
+    version = store.data.get("version")
+    if version != FORMAT_VERSION:
+        raise StoreError(f"{store.path}: format version {version!r}, not {FORMAT_VERSION!r}; "
+                         "ctx reads it but will not write it (§8.2)")
+    kind = store.data.get("type")
+    if kind != store.name:
+        raise StoreError(f"{store.path}: 'type' is {kind!r}, not {store.name!r}; "
+                         "ctx will not write it")
+    if store.path.is_symlink():
+        raise StoreError(f"{store.path}: is a symbolic link; ctx never writes through a link")
+
+
+def serialize(data: dict[str, Any]) -> bytes:
+    """Two-space indentation, entries in stored order, non-ASCII as itself (§8.2)."""
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def atomic_write(path: Path, content: bytes) -> None:
+    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3)."""
+    directory = path.parent
+    if directory.is_symlink():
+        raise StoreError(f"{directory}: is a symbolic link; ctx never writes through a link")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_store(store: StoreFile) -> bytes:
+    """Serialize and atomically replace a store file; returns the bytes written."""
+    check_writable(store)
+    content = serialize(store.data)
+    atomic_write(store.path, content)
+    store.raw = content
+    store.exists = True
+    return content
+
+
+# --- the lock (§8.4) -----------------------------------------------------------
+
+_held: dict[str, int] = {}
+_held_guard = threading.RLock()
+
+
+def _lock_timeout() -> float:
+    try:
+        return float(os.environ.get("CTX_LOCK_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
+
+
+@contextmanager
+def context_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on ``memory/.lock``; re-entrant within a process.
+
+    Waits for another holder up to ``timeout`` seconds (``CTX_LOCK_TIMEOUT``,
+    default 60), then raises ``LockTimeout`` rather than hanging an agent.
+    """
+    path = root / "memory" / LOCK_NAME
+    ident = str(path)
+    with _held_guard:
+        if ident in _held:
+            _held[ident] += 1
+            reentered = True
+        else:
+            reentered = False
+    if reentered:
+        try:
+            yield
+        finally:
+            with _held_guard:
+                _held[ident] -= 1
+        return
+    if path.is_symlink():
+        raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        raise ContextRootError(f"cannot open the lock {path}: {exc.strerror}") from None
+    try:
+        deadline = time.monotonic() + (_lock_timeout() if timeout is None else timeout)
+        pause = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"another writer holds {path}; gave up waiting "
+                                  "(set CTX_LOCK_TIMEOUT to wait longer)")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        with _held_guard:
+            _held[ident] = 1
+        try:
+            yield
+        finally:
+            with _held_guard:
+                del _held[ident]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create a directory with mode 0700 (§11); refuse a file or a link in its place."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise ContextRootError(f"{path}: is a symbolic link; ctx never writes through a link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise ContextRootError(f"{path}: exists and is not a directory")
