@@ -218,7 +218,7 @@ def start(days: int, changes: int) -> None:
 def _head(ctx) -> str | None:
     """The short id of the commit the stores are at, without writing anything."""
     try:
-        from ctxgit.repo import head_short_id
+        from ctxgit.refs import head_short_id
     except ImportError:
         return None
     return head_short_id(ctx.root)
@@ -256,19 +256,25 @@ Examples:
   ctx get current_focus
   ctx get operator_preference_one_question --store operator -v
   ctx get k --all --json
+  ctx get decision_db_pool --at 2026-11-01      # as it was then
 JSON shape: {"store", "key", "entry"}; with --all, a list of them.
 """)
 @click.argument("key")
 @store_option
 @click.option("--all", "all_stores", is_flag=True, help="The key from every store that has it.")
+@click.option("--at", "at", metavar="REV|DATE", help="The entry as it was at a commit or date.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every field.")
 @json_option
-def get(key: str, store: str, all_stores: bool, verbose: bool, as_json: bool) -> None:
+def get(key: str, store: str, all_stores: bool, at: str | None, verbose: bool, as_json: bool) -> None:
     """Print one entry with its status (§4.1). Exits 1 when the key is missing."""
     from .ops import Result
     from .render import result_json, show_entry
     ctx = _context()
-    results = ctx.get_all(key) if all_stores else [Result(store, key, ctx.get(key, store))]
+    if at is not None:
+        from ctxgit.history import entries_as_of
+        results = entries_as_of(ctx.root, key, list(STORES) if all_stores else [store], at)
+    else:
+        results = ctx.get_all(key) if all_stores else [Result(store, key, ctx.get(key, store))]
     if as_json:
         _emit_json([result_json(r) for r in results] if all_stores else result_json(results[0]))
         return
@@ -479,6 +485,9 @@ def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, li
     ctx = _context()
     results = ctx.select(_filters(store, tags, source, status, scope, since, prefix), None, limit)
     _print_results(results, verbose, as_json, keys_only)
+
+
+from . import cli_git  # noqa: E402,F401  (registers history, log, diff, revert, doctor)
 
 
 def main() -> None:

@@ -60,10 +60,11 @@ class LayoutReport:
     existed: bool = True
 
 
-def ensure_layout(root: Path) -> LayoutReport:
+def ensure_layout(root: Path, memory_only: bool = False) -> LayoutReport:
     """Create what is missing of §8.1's layout; never overwrite anything.
 
     The root and its directories get mode 0700, RULES.md gets 0600 (§11).
+    ``memory_only`` stops after ``memory/``, where the lock file lives.
     """
     check_root(root)
     report = LayoutReport(root=root, existed=root.exists())
@@ -73,7 +74,7 @@ def ensure_layout(root: Path) -> LayoutReport:
         except OSError as exc:
             raise ContextRootError(f"cannot create the context root {root}: {exc.strerror}") from None
         report.created.append(str(root))
-    for name in ("memory", "sessions"):
+    for name in ("memory",) if memory_only else ("memory", "sessions"):
         path = root / name
         if not path.exists():
             try:
@@ -84,6 +85,8 @@ def ensure_layout(root: Path) -> LayoutReport:
         else:
             ensure_private_dir(path)
     rules = root / RULES_NAME
+    if memory_only:
+        return report
     if not rules.exists() and not rules.is_symlink():
         try:
             fd = os.open(rules, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)

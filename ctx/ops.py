@@ -23,18 +23,30 @@ from .store import StoreFile, context_lock, read_store, write_store
 
 
 @dataclass
-class Change:
-    """One write, as the recorder (the git layer) sees it."""
+class Edit:
+    """One entry a write changed: its state before and after (None: absent)."""
 
-    operation: str
     store: str
     key: str
-    paths: list[str]
     before: Entry | None
     after: Entry | None
+
+
+@dataclass
+class Change:
+    """One write, as the recorder (the git layer) sees it: one commit."""
+
+    operation: str
+    edits: list[Edit]
+    paths: list[str]
     author: str | None
     forced: bool = False
-    extra: dict[str, str] = field(default_factory=dict)
+    subject: str | None = None
+    trailers: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def single(self) -> Edit | None:
+        return self.edits[0] if len(self.edits) == 1 else None
 
 
 class Recorder(Protocol):
@@ -190,35 +202,65 @@ class Context:
                     f"{findings[0].preview}); credentials must not be stored in ctx. "
                     "Use --force if it is not a secret", findings)
 
-    def _write(self, operation: str, store: str, key: str,
-               change: Callable[[Entry | None], Entry | None], *, forced: bool = False,
-               extra: dict[str, str] | None = None) -> Entry | None:
-        """Lock, settle the disk, read, change, write atomically, record. One path."""
-        model.validate_store(store)
-        ensure_layout(self.root)
+    def transact(self, operation: str, stores: Iterable[str],
+                 mutate: Callable[[dict[str, StoreFile]], list[Edit]], *, forced: bool = False,
+                 subject: str | None = None, trailers: list[tuple[str, str]] | None = None
+                 ) -> list[Edit]:
+        """The one write path: lock, settle the disk, read, change, write, record.
+
+        ``mutate`` changes the stores' entries in place and returns the edits
+        it made; when it returns none, nothing is written and nothing committed.
+        """
+        names = [model.validate_store(s) for s in stores]
+        self._make_root()
         with context_lock(self.root):
             self.recorder.prepare()
-            data = read_store(self.root, store)
-            before = data.entries.get(key)
+            created = ensure_layout(self.root).created
+            files = {name: read_store(self.root, name) for name in names}
+            edits = [e for e in mutate(files) if e.before != e.after]
+            if not edits:
+                return []
+            stamp = model.now()
+            changed = list(dict.fromkeys(e.store for e in edits))
+            for name in changed:
+                files[name].data["last_updated"] = stamp
+                write_store(files[name])
+            paths = [f"memory/{n}.json" for n in changed] + [p for p in created if not p.endswith("/")]
+            self.recorder.record(Change(operation, edits, paths, self.author, forced,
+                                        subject, trailers or []))
+            return edits
+
+    def _write(self, operation: str, store: str, key: str,
+               change: Callable[[Entry | None], Entry | None], *, forced: bool = False) -> Entry | None:
+        """One entry's write, through ``transact``; returns the entry after it."""
+        result: list[Entry | None] = []
+
+        def mutate(files: dict[str, StoreFile]) -> list[Edit]:
+            entries = files[store].entries
+            before = entries.get(key)
             after = change(before)
-            if after == before and (after is None or key in data.entries):
-                return after  # nothing changed: no write, no commit
+            result.append(after)
             if after is None:
-                data.entries.pop(key, None)
+                entries.pop(key, None)
             else:
-                data.entries[key] = after
-            data.data["last_updated"] = model.now()
-            write_store(data)
-            self.recorder.record(Change(operation, store, key, [f"memory/{store}.json"],
-                                        before, after, self.author, forced, extra or {}))
-            return after
+                entries[key] = after
+            return [Edit(store, key, before, after)]
+        self.transact(operation, [store], mutate, forced=forced)
+        return result[0]
+
+    def _make_root(self) -> LayoutReport:
+        """The root and memory/ must exist before the lock file can be taken."""
+        return ensure_layout(self.root, memory_only=True)
 
     def init(self) -> LayoutReport:
         """Create what is missing of the root's layout and record it (``ctx init``)."""
-        report = ensure_layout(self.root)
+        first = self._make_root()
         with context_lock(self.root):
             self.recorder.prepare()
-            self.recorder.record(Change("init", "", "", ["RULES.md"], None, None, self.author))
+            report = ensure_layout(self.root)
+            self.recorder.record(Change("init", [], ["RULES.md"], self.author))
+        report.existed = first.existed
+        report.created = first.created + report.created
         return report
 
     def _existing(self, store: str, key: str) -> Callable[[Entry | None], Entry]:
@@ -306,5 +348,5 @@ def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:
             yield Result(store.name, key, entry)
 
 
-__all__ = ["Change", "Context", "Filters", "NullRecorder", "Recorder", "Result",
+__all__ = ["Change", "Context", "Edit", "Filters", "NullRecorder", "Recorder", "Result",
            "StoreError", "iter_entries", "result_order"]

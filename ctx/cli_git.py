@@ -1,0 +1,189 @@
+"""The command line of the git-native commands: history, log, diff, revert, doctor.
+
+Part of the CLI layer (with ``cli.py``): the commands register on ``cli``
+and import the git layer (``ctxgit``, pygit2) only when they run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .cli import _context, _emit_json, cli, json_option
+from .model import STORES, parse_ts
+
+
+def _excerpt(value: Any, bound: int = 80) -> str:
+    from .brief import excerpt
+    return excerpt(value, bound)
+
+
+@cli.command(epilog="""\b
+Examples:
+  ctx history decision_db_pool
+  ctx history pref_one_question --store operator -n 5 -v
+  ctx history k --all-stores --json
+Newest first. JSON shape: a list of {"commit", "date", "author", "email",
+  "operation", "store", "key", "event": created|changed|deleted, "status",
+  "entry" (null when deleted), "subject", "stores", "keys"}.
+""")
+@click.argument("key")
+@click.option("--store", "-s", default="shared", show_default=True, type=click.Choice(STORES))
+@click.option("--all-stores", is_flag=True, help="The key's history in every store.")
+@click.option("-n", "limit", type=click.IntRange(min=1), help="At most N versions.")
+@click.option("-v", "--verbose", is_flag=True, help="Whole values, not excerpts.")
+@json_option
+def history(key: str, store: str, all_stores: bool, limit: int | None, verbose: bool,
+            as_json: bool) -> None:
+    """Every version of an entry, newest first: commit, time, author, operation, value.
+
+    Exits 1 when the key never existed in the store.
+    """
+    from ctxgit.history import history as versions_of
+    from .brief import local_time
+    from .render import status_tag, value_block
+    ctx = _context()
+    versions = versions_of(ctx.root, key, list(STORES) if all_stores else [store], limit)
+    if as_json:
+        _emit_json([v.as_json() for v in versions])
+        return
+    for v in versions:
+        where = f"{v.store}/{v.key}  " if all_stores else ""
+        when = local_time(v.info.time.isoformat())
+        event = "deleted" if v.deleted else ("created" if v.created else v.info.operation or "changed")
+        head = f"{v.info.short}  {when}  {v.info.author}  {where}{event}"
+        if v.deleted:
+            click.echo(head)
+            continue
+        status = status_tag(v.entry)
+        if verbose:
+            click.echo(f"{head}{status}\n{value_block(v.entry.get('value'))}\n")
+        else:
+            click.echo(f"{head}{status}: {_excerpt(v.entry.get('value'))}")
+
+
+@cli.command(epilog="""\b
+Examples:
+  ctx log -n 20
+  ctx log decision_db_pool
+  ctx log --author "Agent One" --since 2026-11-29 --json
+Newest first. JSON shape: a list of {"commit", "date", "author", "email",
+  "operation", "stores", "keys", "subject"}.
+""")
+@click.argument("key", required=False)
+@click.option("--store", "-s", type=click.Choice(STORES), help="Only commits touching this store.")
+@click.option("--author", help="Only commits whose author name or email contains this.")
+@click.option("--since", metavar="TIME", help="Only commits at or after TIME (RFC 3339 or YYYY-MM-DD).")
+@click.option("-n", "limit", type=click.IntRange(min=1), help="At most N commits.")
+@json_option
+def log(key: str | None, store: str | None, author: str | None, since: str | None,
+        limit: int | None, as_json: bool) -> None:
+    """The context's commits, one line each: id, date, author, operation, entry, subject."""
+    from ctxgit.history import log as commits
+    from .brief import local_time
+    ctx = _context()
+    rows = commits(ctx.root, key=key, store=store, author=author,
+                   since=parse_ts(since) if since else None, limit=limit)
+    if as_json:
+        _emit_json([r.as_json() for r in rows])
+        return
+    for r in rows:
+        where = "-"
+        if r.keys:
+            first = r.keys[0] if "/" in r.keys[0] or not r.stores else f"{r.stores[0]}/{r.keys[0]}"
+            where = first + (f" (+{len(r.keys) - 1})" if len(r.keys) > 1 else "")
+        click.echo(f"{r.short}  {local_time(r.time.isoformat())}  {r.author}  "
+                   f"{r.operation or 'commit'}  {where}  {r.subject}")
+
+
+@cli.command(epilog="""\b
+Examples:
+  ctx diff --since 2026-11-29        # what changed since my last session
+  ctx diff HEAD~10                   # the last ten commits' changes
+  ctx diff 3f2a91c0 HEAD --store operator --json
+REV is a commit id, HEAD~N, or a date (the last commit of that day).
+JSON shape: {"from", "to", "changes": [{"store", "key", "change":
+  added|removed|changed, "entry" (added/removed) | "fields": {name:
+  {"old", "new"}} (changed)}]}.
+""")
+@click.argument("rev", required=False)
+@click.argument("rev2", required=False)
+@click.option("--store", "-s", type=click.Choice(STORES), help="Only this store.")
+@click.option("--since", metavar="TIME", help="From the state just before TIME.")
+@json_option
+def diff(rev: str | None, rev2: str | None, store: str | None, since: str | None,
+         as_json: bool) -> None:
+    """Entries added, removed and changed (field by field) between two states.
+
+    Without REV2 the later state is the store files on disk; without REV and
+    --since the earlier one is HEAD (so it shows uncommitted outside edits).
+    """
+    from ctxgit.diff import diff as entry_diff
+    ctx = _context()
+    result = entry_diff(ctx.root, rev, rev2, store=store, since=parse_ts(since) if since else None)
+    if as_json:
+        _emit_json(result.as_json())
+        return
+    click.echo(f"diff {result.source}..{result.target}: {len(result.entries)} entries changed")
+    for d in result.entries:
+        where = f"{d.store}/{d.key}"
+        if d.kind == "added":
+            click.echo(f"+ {where}: {_excerpt(d.after.get('value'))}")
+        elif d.kind == "removed":
+            click.echo(f"- {where}: {_excerpt(d.before.get('value'))}")
+        else:
+            click.echo(f"~ {where}")
+            for name, (old, new) in d.fields().items():
+                shown_old = "(none)" if old is None else _excerpt(old, 60)
+                shown_new = "(none)" if new is None else _excerpt(new, 60)
+                click.echo(f"    {name}: {shown_old} -> {shown_new}")
+
+
+@cli.command(epilog="""\b
+Example:
+  ctx revert 3f2a91c0
+""")
+@click.argument("rev")
+@json_option
+def revert(rev: str, as_json: bool) -> None:
+    """Undo one commit's change to the stores, as a new commit.
+
+    The reverted commit stays in history. Refused (exit 4) when a later
+    commit changed one of the same entries.
+    """
+    from ctxgit.revert import revert as undo
+    short, edits = undo(_context(), rev)
+    if as_json:
+        _emit_json({"reverted": short, "entries": [{"store": e.store, "key": e.key,
+                                                     "entry": e.after} for e in edits]})
+        return
+    click.echo(f"reverted {short}: " + ", ".join(f"{e.store}/{e.key}" for e in edits))
+
+
+@cli.command(epilog="""\b
+Examples:
+  ctx doctor            # report and repair what is safe
+  ctx doctor --check    # report only; exit 1 when something is wrong
+""")
+@click.option("--check", is_flag=True, help="Report only; change nothing.")
+@json_option
+def doctor(check: bool, as_json: bool) -> None:
+    """Check the context: store files, repository, uncommitted changes, .gitignore, size.
+
+    Repairs what is safe (commits outside changes, adds .gitignore lines,
+    packs); a store file that is not valid JSON is reported, never touched.
+    """
+    from ctxgit.doctor import examine
+    ctx = _context()
+    findings = examine(ctx, repair=not check)
+    if as_json:
+        _emit_json([{"problem": f.problem, "repaired": f.repaired, "fixable": f.fixable}
+                    for f in findings])
+    elif not findings:
+        click.echo(f"ctx doctor: {ctx.root} is in order")
+    else:
+        for f in findings:
+            click.echo(f.line())
+    if any(not f.repaired for f in findings):
+        raise SystemExit(1)

@@ -1,0 +1,77 @@
+"""Keep the repository small: pack loose objects in the background.
+
+Each write stores a new blob of the whole store file. ctx keeps a running
+count of the loose bytes its commits added (``.git/ctx/loose-bytes``) and,
+past a threshold, starts ``git gc`` detached, so packing never blocks a
+write. Without a git executable, ``ctx doctor`` reports the growth instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+DEFAULT_THRESHOLD = 32 * 1024 * 1024
+STATE = "ctx/loose-bytes"
+
+
+def _threshold() -> int:
+    try:
+        return int(os.environ.get("CTX_PACK_THRESHOLD", DEFAULT_THRESHOLD))
+    except ValueError:
+        return DEFAULT_THRESHOLD
+
+
+def loose_size(git_dir: Path, oid: pygit2.Oid) -> int:
+    text = str(oid)
+    try:
+        return (git_dir / "objects" / text[:2] / text[2:]).stat().st_size
+    except OSError:
+        return 0
+
+
+def clean_git_env() -> dict[str, str]:
+    """The caller's environment without GIT_* variables that would redirect git."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def after_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
+    """Account for the objects a commit added; start a packing past the threshold.
+
+    Returns True when a background ``git gc`` was started.
+    """
+    git_dir = Path(repo.path)
+    commit = repo[oid]
+    added = loose_size(git_dir, oid) + loose_size(git_dir, commit.tree_id)
+    parent_tree = commit.parents[0].tree if commit.parents else None
+    for delta in repo.diff(parent_tree, commit.tree).deltas if parent_tree is not None else []:
+        added += loose_size(git_dir, delta.new_file.id)
+    state = git_dir / STATE
+    try:
+        debt = int(state.read_text())
+    except (OSError, ValueError):
+        debt = 0
+    debt += added
+    started = False
+    if debt >= _threshold():
+        started = start_gc(git_dir.parent if git_dir.name == ".git" else Path(repo.workdir))
+        if started:
+            debt = 0
+    state.parent.mkdir(exist_ok=True)
+    state.write_text(str(debt))
+    return started
+
+
+def start_gc(root: Path) -> bool:
+    """Start ``git gc --quiet`` detached in ``root``; False when git is missing."""
+    git = shutil.which("git")
+    if git is None:
+        return False
+    subprocess.Popen([git, "-C", str(root), "gc", "--quiet"], env=clean_git_env(),
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    return True

@@ -1,0 +1,45 @@
+"""Read HEAD's commit id from the files of ``.git``, without pygit2.
+
+``ctx start`` and ``ctx brief`` name the commit they were built from; they
+must stay fast and write nothing, so they read the refs as plain files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def head_id(root: Path) -> str | None:
+    """The full id of the commit HEAD names, or None (no repository, unborn)."""
+    git = root / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
+    for _ in range(5):  # follow a short chain of symbolic refs
+        if not head.startswith("ref: "):
+            return head if len(head) >= 40 else None
+        name = head[5:].strip()
+        try:
+            head = (git / name).read_text(encoding="utf-8").strip()
+            continue
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+            pass
+        return _packed(git, name)
+    return None
+
+
+def _packed(git: Path, name: str) -> str | None:
+    try:
+        lines = (git / "packed-refs").read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, PermissionError):
+        return None
+    for line in lines:
+        if line.endswith(" " + name) and not line.startswith(("#", "^")):
+            return line.split(" ", 1)[0]
+    return None
+
+
+def head_short_id(root: Path) -> str | None:
+    full = head_id(root)
+    return full[:8] if full else None

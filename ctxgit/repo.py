@@ -1,0 +1,191 @@
+"""The context root's own repository: open, create, identities, one commit.
+
+The repository is always opened by explicit path with ``NO_SEARCH``: a root
+inside a project checkout never commits to the project, and ``GIT_DIR`` or
+``GIT_WORK_TREE`` in the caller's environment are ignored (libgit2 reads
+them only with ``FROM_ENV``, which ctx never passes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+import pygit2
+from pygit2.enums import FileStatus, RepositoryOpenFlag
+
+from ctx.errors import GitError
+from hooks.guard import IGNORE_LINES, forbidden
+
+BRANCH = "main"
+SYSTEM_NAME = "system"
+OPERATOR_NAME = "operator"
+EMAIL_DOMAIN = "ctx.invalid"
+MANAGED_PREFIXES = ("memory/", "sessions/")
+MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes")
+RETRY_SECONDS = 10.0
+
+T = TypeVar("T")
+
+
+def is_managed(path: str) -> bool:
+    """Files ctx versions: RULES.md, .gitignore/.gitattributes, stores, summaries."""
+    if forbidden(path):
+        return False
+    if path in MANAGED_FILES:
+        return True
+    if path.startswith("memory/"):
+        return path.endswith(".json") and path.count("/") == 1
+    return path.startswith("sessions/")
+
+
+def open_repo(root: Path) -> pygit2.Repository | None:
+    """The root's own repository, or None when the root has none."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        repo = pygit2.Repository(str(root), RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError as exc:
+        raise GitError(f"{root}/.git: not a usable repository ({exc})") from None
+    workdir = repo.workdir
+    if workdir is None or Path(workdir).resolve() != root.resolve():
+        raise GitError(f"{root}/.git belongs to another work tree ({workdir}); "
+                       "ctx commits only to the context root's own repository")
+    return repo
+
+
+def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
+    """Open or create the repository (branch ``main``); returns it and the
+    files this call created or repaired (.gitignore), to commit with the next write."""
+    repo = open_repo(root)
+    if repo is None:
+        try:
+            repo = pygit2.init_repository(str(root), initial_head=BRANCH)
+        except pygit2.GitError as exc:
+            raise GitError(f"cannot create a repository in {root}: {exc}") from None
+    touched = []
+    if ensure_gitignore(root):
+        touched.append(".gitignore")
+    return repo, touched
+
+
+def ensure_gitignore(root: Path) -> bool:
+    """Add the ignore lines ctx needs, keeping every other line; True if changed."""
+    path = root / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in IGNORE_LINES if line not in present]
+    if not missing:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if not text:
+        text = "# ctx: local state that is never committed\n"
+    text += "".join(line + "\n" for line in missing)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
+# --- identities -------------------------------------------------------------------
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+
+
+def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
+    """Author and committer of a write: CTX_AUTHOR, else the operator's git identity.
+
+    Never fails: without a configured identity the operator is ``operator``.
+    """
+    if author:
+        email = (os.environ.get("CTX_AUTHOR_EMAIL") or "").strip() or f"{_slug(author)}@{EMAIL_DOMAIN}"
+        return pygit2.Signature(author, email)
+    name = email = None
+    if repo is not None:
+        try:
+            config = repo.config
+            name = config["user.name"] if "user.name" in config else None
+            email = config["user.email"] if "user.email" in config else None
+        except (pygit2.GitError, KeyError, ValueError):
+            pass
+    name = (name or "").strip() or OPERATOR_NAME
+    email = (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
+    return pygit2.Signature(name, email)
+
+
+def system_signature() -> pygit2.Signature:
+    return pygit2.Signature(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
+
+
+# --- committing -------------------------------------------------------------------
+
+def _retry(action: Callable[[], T], what: str) -> T:
+    """Run ``action``, waiting while another git holds a lock file (index.lock…)."""
+    deadline = time.monotonic() + float(os.environ.get("CTX_GIT_RETRY_SECONDS", RETRY_SECONDS))
+    pause = 0.01
+    while True:
+        try:
+            return action()
+        except pygit2.GitError as exc:
+            message = str(exc)
+            if "lock" not in message.lower() or time.monotonic() >= deadline:
+                raise GitError(f"{what}: {message}") from None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def dirty_paths(repo: pygit2.Repository) -> list[str]:
+    """Managed files whose content on disk differs from HEAD (or the index)."""
+    status = repo.status(untracked_files="all", ignored=False)
+    return sorted(path for path, flags in status.items()
+                  if flags != FileStatus.CURRENT and not flags & FileStatus.IGNORED
+                  and is_managed(path))
+
+
+def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
+    if repo.head_is_unborn:
+        return None
+    return repo.head.peel(pygit2.Commit)
+
+
+def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
+                 author: pygit2.Signature, committer: pygit2.Signature | None = None) -> pygit2.Oid | None:
+    """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
+
+    A forbidden path (the lock file, a temporary file) is never staged, and
+    is taken out of the index if a manual ``git add`` put it there.
+    """
+    root = Path(repo.workdir)
+    index = repo.index
+    index.read(False)
+    for path in paths:
+        if forbidden(path):
+            continue
+        full = root / path
+        if full.is_file() and not full.is_symlink():
+            index.add(path)
+        elif path in index:
+            index.remove(path)
+    for entry in list(index):
+        if forbidden(entry.path):
+            index.remove(entry.path)
+    tree = index.write_tree()
+    parent = head_commit(repo)
+    if parent is not None and parent.tree_id == tree:
+        _retry(index.write, "updating the index")
+        return None
+    if parent is None and len(repo[tree]) == 0:
+        return None
+    parents = [parent.id] if parent is not None else []
+    oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
+                 "committing")
+    _retry(index.write, "updating the index")
+    return oid
