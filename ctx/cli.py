@@ -167,7 +167,7 @@ def _write_done(result: dict[str, Any], message: str, as_json: bool,
 
 # --- init, start, brief -----------------------------------------------------------
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Create the context root; never overwrites.", epilog="""\b
 Example:
   CTX_HOME=~/ctx ctx init --focus "Ship the upload fix, then the progress bar"
 """)
@@ -193,7 +193,7 @@ def init(focus: str | None) -> None:
     click.echo(f"Next: export CTX_HOME={ctx.root}; ctx start")
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Rules, brief and newest summary (§5.1).", epilog="""\b
 Example (a harness's session-start hook):
   CTX_HOME=~/ctx CTX_AUTHOR="Agent One" timeout 10 ctx start || true
 """)
@@ -224,7 +224,7 @@ def _head(ctx) -> str | None:
     return head_short_id(ctx.root)
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="The one-screen brief (§5.2).", epilog="""\b
 Example:
   ctx brief --days 14 --changes 5
 JSON shape (--json): {"generated", "commit", "counts": {store: n},
@@ -251,7 +251,7 @@ def brief(days: int, changes: int, as_json: bool) -> None:
 
 # --- get --------------------------------------------------------------------------
 
-@cli.command(epilog="""\b
+@cli.command(short_help="One entry, with its status (§4.1).", epilog="""\b
 Examples:
   ctx get current_focus
   ctx get operator_preference_one_question --store operator -v
@@ -283,7 +283,7 @@ def get(key: str, store: str, all_stores: bool, at: str | None, verbose: bool, a
 
 # --- writes ---------------------------------------------------------------------
 
-@cli.command("set", cls=WordsCommand, epilog="""\b
+@cli.command("set", short_help="Write an entry (§4.2).", cls=WordsCommand, epilog="""\b
 Examples:
   ctx set decision_db_pool "Use a pool of 20" --tag decision --basis verified
   ctx set --store operator pref_one_question Ask one question at a time \\
@@ -316,7 +316,7 @@ def set_(key: str, value: tuple[str, ...], store: str, source: str | None, basis
     _write_done({"store": store, "key": key, "entry": entry}, f"set {store}/{key}", as_json)
 
 
-@cli.command(cls=WordsCommand, epilog="""\b
+@cli.command(short_help="Mark an entry amended, with a note (§3.6).", cls=WordsCommand, epilog="""\b
 Example:
   ctx amend result_port The port is 8443, not 8080
 """)
@@ -333,7 +333,7 @@ def amend(key: str, note: tuple[str, ...], store: str, force: bool, as_json: boo
     _write_done({"store": store, "key": key, "entry": entry}, f"amended {store}/{key}", as_json)
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Mark an entry superseded by another (§3.6).", epilog="""\b
 Example:
   ctx supersede decision_pool_10 --by decision_pool_20 --note "load test"
 """)
@@ -350,7 +350,7 @@ def supersede(key: str, by: str, note: str | None, store: str, force: bool, as_j
                 f"superseded {store}/{key} by {by}", as_json, warnings)
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Mark an entry resolved (§3.6).", epilog="""\b
 Example:
   ctx resolve issue_upload_fails --note "Fixed: proxy timeout raised"
 """)
@@ -365,7 +365,7 @@ def resolve(key: str, note: str | None, store: str, force: bool, as_json: bool) 
     _write_done({"store": store, "key": key, "entry": entry}, f"resolved {store}/{key}", as_json)
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Set an entry's basis (§4.4).", epilog="""\b
 Example:
   ctx basis result_tests_pass verified
 """)
@@ -379,7 +379,7 @@ def basis(key: str, basis: str, store: str, as_json: bool) -> None:
     _write_done({"store": store, "key": key, "entry": entry}, f"basis of {store}/{key}: {basis}", as_json)
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Remove an entry for good (§4.5).", epilog="""\b
 Example:
   ctx delete duplicate_key --store agent
 Knowledge that turned out wrong is marked (amend, supersede), not deleted.
@@ -442,7 +442,7 @@ def _print_results(results, verbose: bool, as_json: bool, keys_only: bool = Fals
             click.echo(result_line(r))
 
 
-@cli.command(cls=WordsCommand, epilog=f"""\b
+@cli.command(short_help="Entries whose key or value has a pattern (§4.6).", cls=WordsCommand, epilog=f"""\b
 Examples:
   ctx search timeout
   ctx search "proxy timeout" --tag uploads --since 2026-10-01 --limit 5
@@ -467,7 +467,7 @@ def search(pattern: str, store, tags, source, status, scope, since, prefix, limi
     _print_results(results, verbose, as_json)
 
 
-@cli.command("list", cls=WordsCommand, epilog=f"""\b
+@cli.command("list", short_help="Entries that pass the filters (§4.6).", cls=WordsCommand, epilog=f"""\b
 Examples:
   ctx list --store operator
   ctx list --tag decision --status current --keys-only

@@ -19,7 +19,7 @@ def _excerpt(value: Any, bound: int = 80) -> str:
     return excerpt(value, bound)
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Every version of an entry, newest first.", epilog="""\b
 Examples:
   ctx history decision_db_pool
   ctx history pref_one_question --store operator -n 5 -v
@@ -63,7 +63,7 @@ def history(key: str, store: str, all_stores: bool, limit: int | None, verbose: 
             click.echo(f"{head}{status}: {_excerpt(v.entry.get('value'))}")
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="The context's commits, newest first.", epilog="""\b
 Examples:
   ctx log -n 20
   ctx log decision_db_pool
@@ -79,7 +79,7 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
 @json_option
 def log(key: str | None, store: str | None, author: str | None, since: str | None,
         limit: int | None, as_json: bool) -> None:
-    """The context's commits, one line each: id, date, author, operation, entry, subject."""
+    """The context's commits, one line each: id, local date, author, subject."""
     from ctxgit.history import log as commits
     from .brief import local_time
     ctx = _context()
@@ -89,15 +89,10 @@ def log(key: str | None, store: str | None, author: str | None, since: str | Non
         _emit_json([r.as_json() for r in rows])
         return
     for r in rows:
-        where = "-"
-        if r.keys:
-            first = r.keys[0] if "/" in r.keys[0] or not r.stores else f"{r.stores[0]}/{r.keys[0]}"
-            where = first + (f" (+{len(r.keys) - 1})" if len(r.keys) > 1 else "")
-        click.echo(f"{r.short}  {local_time(r.time.isoformat())}  {r.author}  "
-                   f"{r.operation or 'commit'}  {where}  {r.subject}")
+        click.echo(f"{r.short}  {local_time(r.time.isoformat())}  {r.author}  {r.subject}")
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Entry-level changes between two states.", epilog="""\b
 Examples:
   ctx diff --since 2026-11-29        # what changed since my last session
   ctx diff HEAD~10                   # the last ten commits' changes
@@ -140,7 +135,7 @@ def diff(rev: str | None, rev2: str | None, store: str | None, since: str | None
                 click.echo(f"    {name}: {shown_old} -> {shown_new}")
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Undo one commit's change, as a new commit.", epilog="""\b
 Example:
   ctx revert 3f2a91c0
 """)
@@ -161,7 +156,7 @@ def revert(rev: str, as_json: bool) -> None:
     click.echo(f"reverted {short}: " + ", ".join(f"{e.store}/{e.key}" for e in edits))
 
 
-@cli.command(epilog="""\b
+@cli.command(short_help="Check the context and repair what is safe.", epilog="""\b
 Examples:
   ctx doctor            # report and repair what is safe
   ctx doctor --check    # report only; exit 1 when something is wrong
