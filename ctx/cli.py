@@ -141,7 +141,9 @@ def cli() -> None:
 
 def _context():
     from .ops import Context
-    return Context()
+    context = Context()
+    click.get_current_context().meta["ctx.context"] = context
+    return context
 
 
 def _emit_json(payload: Any) -> None:
@@ -157,7 +159,9 @@ force_option = click.option("--force", is_flag=True,
 
 def _write_done(result: dict[str, Any], message: str, as_json: bool,
                 warnings: list[str] | None = None) -> None:
-    for warning in warnings or []:
+    context = click.get_current_context().meta.get("ctx.context")
+    warnings = (warnings or []) + (context.warnings if context is not None else [])
+    for warning in warnings:
         click.echo(f"ctx: {warning}", err=True)
     if as_json:
         _emit_json({**result, "warnings": warnings or []})
@@ -190,6 +194,11 @@ def init(focus: str | None) -> None:
     if focus is not None:
         ctx.set("current_focus", focus, source="operator", basis="reported")
         click.echo("Wrote current_focus")
+    if (ctx.root / ".git").is_dir():
+        from hooks.install import install
+        result = install(ctx.root)
+        if result.status != "unchanged":
+            click.echo(result.message())
     click.echo(f"Next: export CTX_HOME={ctx.root}; ctx start")
 
 

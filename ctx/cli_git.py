@@ -182,3 +182,88 @@ def doctor(check: bool, as_json: bool) -> None:
             click.echo(f.line())
     if any(not f.repaired for f in findings):
         raise SystemExit(1)
+
+
+@cli.group(short_help="Install ctx's git pre-commit hook.", epilog="""\b
+Example:
+  ctx hooks install
+""")
+def hooks() -> None:
+    """The git hooks of the context root's repository."""
+
+
+@hooks.command("install", short_help="Install the pre-commit hook.", epilog="""\b
+Example:
+  ctx hooks install
+""")
+def hooks_install() -> None:
+    """Install .git/hooks/pre-commit in the context root: a manual `git commit`
+    that adds a credential, memory/.lock or a temporary file is refused.
+
+    A hook ctx did not write is left as it is (and said so).
+    """
+    from ctxgit.repo import ensure_repo
+    from hooks.install import install
+    ctx = _context()
+    from .store import context_lock
+    ctx.init()
+    with context_lock(ctx.root):
+        ensure_repo(ctx.root)
+    result = install(ctx.root)
+    click.echo(result.message())
+    if result.status == "foreign":
+        raise SystemExit(1)
+
+
+@cli.command(short_help="Find credentials in the context (and its history).", epilog="""\b
+Examples:
+  ctx scan
+  ctx scan --history --json
+Exit status 1 when something is found. JSON shape: a list of {"commit"
+  (null for the current files), "path", "line", "entry" ("store/key field"
+  or null), "rule", "kind", "preview"}.
+""")
+@click.option("--history", "in_history", is_flag=True, help="Scan every commit too (blobs and messages).")
+@json_option
+def scan(in_history: bool, as_json: bool) -> None:
+    """Scan the store files, summaries and RULES.md for credentials.
+
+    Findings name the store/key (or file and line) and the commit, never the
+    secret whole. Remove one with `ctx delete`, or from history with `ctx purge`.
+    """
+    from ctxgit.scan import scan_current, scan_history
+    ctx = _context()
+    reports = scan_current(ctx.root) + (scan_history(ctx.root) if in_history else [])
+    if as_json:
+        _emit_json([r.as_json() for r in reports])
+    elif not reports:
+        click.echo("ctx scan: no credentials found" + (" in the files or the history" if in_history else ""))
+    else:
+        for report in reports:
+            click.echo(report.line())
+    if reports:
+        raise SystemExit(1)
+
+
+@cli.command(short_help="Remove an entry from the whole history.", epilog="""\b
+Example:
+  ctx purge leaked_token --store shared --yes
+""")
+@click.argument("key")
+@click.option("--store", "-s", default="shared", show_default=True, type=click.Choice(STORES))
+@click.option("--yes", is_flag=True, help="Really rewrite the history (required).")
+def purge(key: str, store: str, yes: bool) -> None:
+    """Remove an entry from every commit, for a secret that slipped through.
+
+    Rewrites the commits that hold it (every other entry kept byte for byte,
+    authors and dates kept, the value scrubbed from commit messages), then
+    prunes the old commits. Remotes and older clones still hold it.
+    """
+    if not yes:
+        raise click.UsageError("purge rewrites the whole history; add --yes to do it")
+    from ctxgit.purge import purge as rewrite
+    result = rewrite(_context(), key, store)
+    click.echo(f"purged {store}/{key}: rewrote {result.rewritten} commits "
+               f"({result.first[:8]}..{result.old_head[:8]} is now ..{result.new_head[:8]})")
+    for note in result.notes:
+        click.echo(f"ctx: warning: {note}", err=True)

@@ -19,7 +19,7 @@ from .errors import CredentialRefused, InvalidArgument, NotFound, StoreError
 from .layout import LayoutReport, author_from_env, check_root, ensure_layout, resolve_root
 from .model import DEFAULT_STORE, STORES, Entry
 from .secrets import scan
-from .store import StoreFile, context_lock, read_store, write_store
+from .store import StoreFile, atomic_write, context_lock, read_store, write_store
 
 
 @dataclass
@@ -138,6 +138,11 @@ class Context:
         self._recorder: Recorder | None = None
 
     @property
+    def warnings(self) -> list[str]:
+        """What the last writes had to say besides their result (for stderr)."""
+        return list(getattr(self._recorder, "warnings", []) or [])
+
+    @property
     def recorder(self) -> Recorder:
         if self._recorder is None:
             self._recorder = self._recorder_factory(self.root)
@@ -222,12 +227,18 @@ class Context:
                 return []
             stamp = model.now()
             changed = list(dict.fromkeys(e.store for e in edits))
-            for name in changed:
-                files[name].data["last_updated"] = stamp
-                write_store(files[name])
-            paths = [f"memory/{n}.json" for n in changed] + [p for p in created if not p.endswith("/")]
-            self.recorder.record(Change(operation, edits, paths, self.author, forced,
-                                        subject, trailers or []))
+            written: list[tuple[StoreFile, bytes, bool]] = []
+            try:
+                for name in changed:
+                    written.append((files[name], files[name].raw, files[name].exists))
+                    files[name].data["last_updated"] = stamp
+                    write_store(files[name])
+                paths = [f"memory/{n}.json" for n in changed] + [p for p in created if not p.endswith("/")]
+                self.recorder.record(Change(operation, edits, paths, self.author, forced,
+                                            subject, trailers or []))
+            except BaseException:
+                _restore(written)  # a write that is not committed is not made
+                raise
             return edits
 
     def _write(self, operation: str, store: str, key: str,
@@ -340,6 +351,17 @@ class Context:
             return None
         self._write("delete", store, key, change)
         return removed[0]
+
+
+def _restore(written: list[tuple[StoreFile, bytes, bool]]) -> None:
+    for store, raw, existed in reversed(written):
+        if existed:
+            atomic_write(store.path, raw)
+        else:
+            try:
+                store.path.unlink()
+            except FileNotFoundError:
+                pass
 
 
 def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctx.brief import excerpt
-from ctx.errors import StoreError
+from ctx.errors import CredentialRefused, StoreError
 from ctx.ops import Change
 from ctx.store import parse_store
 
@@ -95,14 +95,27 @@ class GitRecorder:
         self.root = root
         self._repo = None
         self._pending: list[str] = []
+        self.warnings: list[str] = []
 
     def prepare(self) -> None:
         repo, touched = ensure_repo(self.root)
         self._repo = repo
         self._pending = touched
         outside = [p for p in dirty_paths(repo) if p not in touched and not broken_store(self.root, p)]
-        if outside:
+        if not outside:
+            return
+        try:
             commit_paths(repo, outside, external_message(outside), system_signature())
+        except CredentialRefused as refused:
+            # Left uncommitted: a write that removes it (ctx delete) can still go through.
+            places = sorted({h.path for h in refused.findings})
+            kept = [p for p in outside if p not in places]
+            if kept:
+                commit_paths(repo, kept, external_message(kept), system_signature())
+            self.warnings.append(
+                f"warning: {', '.join(places)} holds a credential written outside ctx "
+                f"({refused.findings[0].describe()}); it stays uncommitted until removed "
+                "(`ctx scan` lists it)")
 
     def flush(self, subject: str) -> None:
         """Commit what ``prepare`` created or repaired (.gitignore), if anything."""
@@ -117,6 +130,7 @@ class GitRecorder:
         repo = self._repo
         paths = list(dict.fromkeys(change.paths + self._pending))
         self._pending = []
-        oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author))
+        oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
+                           scan=not change.forced)
         if oid is not None:
             pack.after_commit(repo, oid)

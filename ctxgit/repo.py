@@ -17,7 +17,7 @@ from typing import Callable, Iterable, TypeVar
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
 
-from ctx.errors import GitError
+from ctx.errors import CredentialRefused, GitError
 from hooks.guard import IGNORE_LINES, forbidden
 
 BRANCH = "main"
@@ -66,6 +66,8 @@ def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
             repo = pygit2.init_repository(str(root), initial_head=BRANCH)
         except pygit2.GitError as exc:
             raise GitError(f"cannot create a repository in {root}: {exc}") from None
+        from hooks.install import install
+        install(root)
     touched = []
     if ensure_gitignore(root):
         touched.append(".gitignore")
@@ -156,16 +158,54 @@ def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
     return repo.head.peel(pygit2.Commit)
 
 
+def added_lines(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
+                ) -> dict[str, list[tuple[int, str]]]:
+    """The lines ``new`` adds over ``old``, by path (libgit2's diff, in C)."""
+    diff = repo.diff(old, new, context_lines=0) if old is not None else new.diff_to_tree(swap=True)
+    out: dict[str, list[tuple[int, str]]] = {}
+    for patch in diff:
+        if patch.delta.is_binary:
+            continue
+        rows = out.setdefault(patch.delta.new_file.path, [])
+        for hunk in patch.hunks:
+            rows += [(line.new_lineno, line.content.rstrip("\n")) for line in hunk.lines
+                     if line.origin == "+"]
+    return out
+
+
+def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> None:
+    """The in-process pre-commit check: no added line may hold a credential."""
+    from hooks.scan import is_store_path, scan_lines, scan_store_text
+    hits = []
+    for path, lines in added_lines(repo, old, new).items():
+        found = scan_lines(path, lines)
+        if found and is_store_path(path):
+            # name the entry: store/key and field, so the fix is one `ctx delete`
+            named = {h.finding.preview: h for h in scan_store_text(path, new[path].data.decode("utf-8", "replace"))}
+            found = [named.get(h.finding.preview, h) for h in found]
+        hits += found
+    if hits:
+        shown = "; ".join(h.describe() for h in hits[:3])
+        hint = ""
+        named = next((h.where.split()[0] for h in hits if h.where), None)
+        if named:
+            store, _, key = named.partition("/")
+            hint = f"; remove it with `ctx delete {key} --store {store}`"
+        raise CredentialRefused(f"refusing to commit a credential: {shown}{hint}", hits)
+
+
 def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
-                 author: pygit2.Signature, committer: pygit2.Signature | None = None) -> pygit2.Oid | None:
+                 author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
+                 scan: bool = True) -> pygit2.Oid | None:
     """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
 
     A forbidden path (the lock file, a temporary file) is never staged, and
-    is taken out of the index if a manual ``git add`` put it there.
+    is taken out of the index if a manual ``git add`` put it there. With
+    ``scan``, the lines the commit adds are checked for credentials first.
     """
     root = Path(repo.workdir)
     index = repo.index
-    index.read(False)
+    index.read(True)  # drop what an earlier, refused attempt staged in memory
     for path in paths:
         if forbidden(path):
             continue
@@ -184,6 +224,8 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
         return None
     if parent is None and len(repo[tree]) == 0:
         return None
+    if scan:
+        refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree])
     parents = [parent.id] if parent is not None else []
     oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
                  "committing")

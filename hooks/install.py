@@ -1,0 +1,79 @@
+"""Install ctx's pre-commit hook in a context root's repository.
+
+A hook ctx did not write is never overwritten: ``install`` says so and leaves
+it. The hook runs this installation's Python (so it works without ``ctx`` on
+``PATH``), falling back to ``ctx-scan`` on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKER = "# ctx-pre-commit-hook"
+
+TEMPLATE = """#!/bin/sh
+{marker} v1: written by ctx (`ctx hooks install`); ctx may rewrite this file.
+# Refuses a commit that adds a credential, or the lock file / temporary files.
+py={python}
+if [ -x "$py" ] && "$py" -c "import hooks.scan" >/dev/null 2>&1; then
+  exec "$py" -m hooks.scan --staged
+fi
+if command -v ctx-scan >/dev/null 2>&1; then
+  exec ctx-scan --staged
+fi
+echo "ctx pre-commit hook: ctx-scan not found; reinstall ctx, or remove $0" >&2
+exit 1
+"""
+
+
+@dataclass
+class InstallResult:
+    path: Path
+    status: str  # "installed", "updated", "unchanged", "foreign"
+
+    def message(self) -> str:
+        if self.status == "foreign":
+            return (f"{self.path} exists and was not written by ctx; left as it is "
+                    "(call `ctx-scan --staged` from it to get ctx's checks)")
+        return f"pre-commit hook {self.status}: {self.path}"
+
+
+def hook_text() -> str:
+    return TEMPLATE.format(marker=MARKER, python=shlex.quote(sys.executable))
+
+
+def install(root: Path) -> InstallResult:
+    """Write ``.git/hooks/pre-commit`` unless a hook ctx did not write is there."""
+    hooks_dir = root / ".git" / "hooks"
+    path = hooks_dir / "pre-commit"
+    text = hook_text()
+    status = "installed"
+    if path.exists() or path.is_symlink():
+        try:
+            current = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            current = ""
+        if MARKER not in current:
+            return InstallResult(path, "foreign")
+        if current == text:
+            return InstallResult(path, "unchanged")
+        status = "updated"
+    hooks_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(".pre-commit.ctx-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+    return InstallResult(path, status)
+
+
+def is_installed(root: Path) -> bool:
+    path = root / ".git" / "hooks" / "pre-commit"
+    try:
+        return MARKER in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
