@@ -496,7 +496,7 @@ def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, li
     _print_results(results, verbose, as_json, keys_only)
 
 
-from . import cli_git  # noqa: E402,F401  (registers history, log, diff, revert, doctor)
+from . import cli_git, cli_sync  # noqa: E402,F401  (register their commands on cli)
 
 
 def main() -> None:

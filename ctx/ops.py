@@ -44,9 +44,22 @@ class Change:
     subject: str | None = None
     trailers: list[tuple[str, str]] = field(default_factory=list)
 
+    parents: list[str] = field(default_factory=list)
+
     @property
     def single(self) -> Edit | None:
         return self.edits[0] if len(self.edits) == 1 else None
+
+
+@dataclass
+class Outcome:
+    """What a ``transact`` mutation did beyond its store edits."""
+
+    edits: list[Edit]
+    files: dict[str, bytes | None] = field(default_factory=dict)  # path -> content; None removes
+    parents: list[str] = field(default_factory=list)              # extra commit parents (a merge)
+    subject: str | None = None
+    trailers: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Recorder(Protocol):
@@ -208,34 +221,45 @@ class Context:
                     "Use --force if it is not a secret", findings)
 
     def transact(self, operation: str, stores: Iterable[str],
-                 mutate: Callable[[dict[str, StoreFile]], list[Edit]], *, forced: bool = False,
-                 subject: str | None = None, trailers: list[tuple[str, str]] | None = None
-                 ) -> list[Edit]:
+                 mutate: Callable[[dict[str, StoreFile]], "list[Edit] | Outcome"], *,
+                 forced: bool = False, subject: str | None = None,
+                 trailers: list[tuple[str, str]] | None = None) -> list[Edit]:
         """The one write path: lock, settle the disk, read, change, write, record.
 
-        ``mutate`` changes the stores' entries in place and returns the edits
-        it made; when it returns none, nothing is written and nothing committed.
+        ``mutate`` runs under the lock, after the recorder has committed any
+        change made outside ctx; it changes the stores' entries in place and
+        returns the edits it made, or an ``Outcome`` that also names other
+        files to write and extra commit parents (a merge). When nothing
+        changed, nothing is written and nothing committed. When the commit
+        fails, every file written is put back as it was.
         """
         names = [model.validate_store(s) for s in stores]
         self._make_root()
         with context_lock(self.root):
             self.recorder.prepare()
             created = ensure_layout(self.root).created
-            files = {name: read_store(self.root, name) for name in names}
-            edits = [e for e in mutate(files) if e.before != e.after]
-            if not edits:
+            stores_read = {name: read_store(self.root, name) for name in names}
+            result = mutate(stores_read)
+            outcome = result if isinstance(result, Outcome) else Outcome(list(result))
+            edits = [e for e in outcome.edits if e.before != e.after]
+            if not edits and not outcome.files and not outcome.parents:
                 return []
-            stamp = model.now()
             changed = list(dict.fromkeys(e.store for e in edits))
-            written: list[tuple[StoreFile, bytes, bool]] = []
+            written: list[tuple[Path, bytes | None]] = []
             try:
+                stamp = model.now()
                 for name in changed:
-                    written.append((files[name], files[name].raw, files[name].exists))
-                    files[name].data["last_updated"] = stamp
-                    write_store(files[name])
-                paths = [f"memory/{n}.json" for n in changed] + [p for p in created if not p.endswith("/")]
+                    store = stores_read[name]
+                    written.append((store.path, store.raw if store.exists else None))
+                    store.data["last_updated"] = stamp
+                    write_store(store)
+                for rel, content in outcome.files.items():
+                    written.append(_write_file(self.root, rel, content))
+                paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
+                         + [p for p in created if not p.endswith("/")])
                 self.recorder.record(Change(operation, edits, paths, self.author, forced,
-                                            subject, trailers or []))
+                                            outcome.subject or subject,
+                                            outcome.trailers or trailers or [], outcome.parents))
             except BaseException:
                 _restore(written)  # a write that is not committed is not made
                 raise
@@ -353,15 +377,29 @@ class Context:
         return removed[0]
 
 
-def _restore(written: list[tuple[StoreFile, bytes, bool]]) -> None:
-    for store, raw, existed in reversed(written):
-        if existed:
-            atomic_write(store.path, raw)
+def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
+    """Write (or with None, remove) one file of the root atomically; returns its old state."""
+    path = root / rel
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise InvalidArgument(f"{rel}: outside the context root")
+    try:
+        old: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        old = None
+    if content is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(path, content)
+    return path, old
+
+
+def _restore(written: list[tuple[Path, bytes | None]]) -> None:
+    for path, old in reversed(written):
+        if old is not None:
+            atomic_write(path, old)
         else:
-            try:
-                store.path.unlink()
-            except FileNotFoundError:
-                pass
+            path.unlink(missing_ok=True)
 
 
 def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:
@@ -370,5 +408,5 @@ def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:
             yield Result(store.name, key, entry)
 
 
-__all__ = ["Change", "Context", "Edit", "Filters", "NullRecorder", "Recorder", "Result",
+__all__ = ["Change", "Context", "Edit", "Outcome", "Filters", "NullRecorder", "Recorder", "Result",
            "StoreError", "iter_entries", "result_order"]

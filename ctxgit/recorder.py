@@ -30,7 +30,9 @@ def message_for(change: Change) -> str:
     op = change.operation
     trailers = [("Ctx-Operation", op)]
     edit = change.single
-    if edit is None:
+    if op == "merge":
+        subject = change.subject or "merge"
+    elif edit is None:
         subject = change.subject or (f"{op}: {len(change.edits)} entries" if change.edits
                                      else "init: context root" if op == "init" else op)
         stores = {e.store for e in change.edits}
@@ -131,6 +133,7 @@ class GitRecorder:
         paths = list(dict.fromkeys(change.paths + self._pending))
         self._pending = []
         oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
-                           scan=not change.forced)
+                           scan=not change.forced and change.operation != "merge",
+                           extra_parents=change.parents)
         if oid is not None:
             pack.after_commit(repo, oid)

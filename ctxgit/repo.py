@@ -71,7 +71,50 @@ def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
     touched = []
     if ensure_gitignore(root):
         touched.append(".gitignore")
+    if ensure_gitattributes(root):
+        touched.append(".gitattributes")
+    ensure_merge_driver(repo)
     return repo, touched
+
+
+ATTRIBUTES_LINE = "memory/*.json merge=ctx"
+
+
+def driver_command() -> str:
+    """``ctx merge-driver %O %A %B %P``, run by this installation's Python."""
+    import shlex
+    import sys
+    return f"{shlex.quote(sys.executable)} -m ctx merge-driver %O %A %B %P"
+
+
+def ensure_gitattributes(root: Path) -> bool:
+    """Route store files through ctx's merge driver in a plain ``git merge``."""
+    path = root / ".gitattributes"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if ATTRIBUTES_LINE in {line.strip() for line in text.splitlines()}:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text + ATTRIBUTES_LINE + "\n")
+    return True
+
+
+def ensure_merge_driver(repo: pygit2.Repository) -> None:
+    """git silently falls back to a line merge without the driver's config: keep it set."""
+    wanted = {"merge.ctx.name": "ctx entry-level merge of store files",
+              "merge.ctx.driver": driver_command()}
+    try:
+        config = repo.config
+        for name, value in wanted.items():
+            if name not in config or config[name] != value:
+                config[name] = value
+    except (pygit2.GitError, OSError):
+        pass
 
 
 def ensure_gitignore(root: Path) -> bool:
@@ -196,7 +239,7 @@ def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: py
 
 def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
-                 scan: bool = True) -> pygit2.Oid | None:
+                 scan: bool = True, extra_parents: list[str] | None = None) -> pygit2.Oid | None:
     """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
 
     A forbidden path (the lock file, a temporary file) is never staged, and
@@ -219,14 +262,14 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
             index.remove(entry.path)
     tree = index.write_tree()
     parent = head_commit(repo)
-    if parent is not None and parent.tree_id == tree:
+    if parent is not None and parent.tree_id == tree and not extra_parents:
         _retry(index.write, "updating the index")
         return None
     if parent is None and len(repo[tree]) == 0:
         return None
     if scan:
         refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree])
-    parents = [parent.id] if parent is not None else []
+    parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
     oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
                  "committing")
     _retry(index.write, "updating the index")

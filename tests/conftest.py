@@ -46,7 +46,7 @@ GIT_EMAIL = "operator@example.invalid"
 # --- TEMPORARY: remove once ctxgit/recorder.py exists ------------------------------
 
 @pytest.fixture(autouse=True)
-def _no_git_until_ctxgit(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_git_until_ctxgit(_isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """TEMPORARY. The git layer (``ctxgit/``) is being written concurrently;
     until ``ctxgit.recorder`` exists the default recorder import fails, so
     writes run with ``CTX_NO_GIT=1``. Once it exists this does nothing."""
@@ -68,6 +68,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.delenv("CTX_AUTHOR", raising=False)
     monkeypatch.delenv("CTX_LOCK_TIMEOUT", raising=False)
+    monkeypatch.delenv("CTX_NO_GIT", raising=False)
+    monkeypatch.delenv("CTX_AUTHOR_EMAIL", raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", GIT_NAME)
