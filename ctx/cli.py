@@ -63,6 +63,15 @@ class CtxGroup(click.Group):
         except OSError as error:
             click.echo(f"ctx: {error.strerror or error}: {error.filename or ''}".rstrip(": "), err=True)
             ctx.exit(ExitStatus.FAILED)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as error:  # a bug: one line, a distinct status; CTX_DEBUG=1 for the trace
+            import os
+            if os.environ.get("CTX_DEBUG"):
+                raise
+            click.echo(f"ctx: internal error: {type(error).__name__}: {error} "
+                       "(set CTX_DEBUG=1 for the traceback)", err=True)
+            ctx.exit(ExitStatus.FAILED)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # in the order they were defined, not sorted
@@ -430,7 +439,7 @@ def _filters(store, tags, source, status, scope, since, prefix):
     from .model import parse_ts
     from .ops import Filters
     return Filters(store=store, tags=tuple(tags), source=source, status=status, scope=scope,
-                   since=parse_ts(since) if since else None, prefix=prefix)
+                   since=parse_ts(since) if since is not None else None, prefix=prefix)
 
 
 def _print_results(results, verbose: bool, as_json: bool, keys_only: bool = False) -> None:

@@ -84,7 +84,7 @@ def log(key: str | None, store: str | None, author: str | None, since: str | Non
     from .brief import local_time
     ctx = _context()
     rows = commits(ctx.root, key=key, store=store, author=author,
-                   since=parse_ts(since) if since else None, limit=limit)
+                   since=parse_ts(since) if since is not None else None, limit=limit)
     if as_json:
         _emit_json([r.as_json() for r in rows])
         return
@@ -116,7 +116,7 @@ def diff(rev: str | None, rev2: str | None, store: str | None, since: str | None
     """
     from ctxgit.diff import diff as entry_diff
     ctx = _context()
-    result = entry_diff(ctx.root, rev, rev2, store=store, since=parse_ts(since) if since else None)
+    result = entry_diff(ctx.root, rev, rev2, store=store, since=parse_ts(since) if since is not None else None)
     if as_json:
         _emit_json(result.as_json())
         return
@@ -211,7 +211,7 @@ def hooks_install() -> None:
         ensure_repo(ctx.root)
     result = install(ctx.root)
     click.echo(result.message())
-    if result.status == "foreign":
+    if not result.ok:
         raise SystemExit(1)
 
 

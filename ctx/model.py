@@ -28,6 +28,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?")
 _AMENDED_PREFIX = re.compile(r"\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n", re.S)
 
 Entry = dict[str, Any]
@@ -56,6 +57,8 @@ def parse_ts(text: str) -> datetime:
             return datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=timezone.utc)
         except ValueError:
             raise InvalidArgument(f"not a valid date: {text!r}") from None
+    if not _RFC3339.fullmatch(raw):
+        raise InvalidArgument(f"not an RFC 3339 timestamp or YYYY-MM-DD date: {text!r}")
     candidate = raw.replace("z", "Z")
     if candidate.endswith("Z"):
         candidate = candidate[:-1] + "+00:00"
@@ -105,7 +108,7 @@ def parse_value(text: str) -> Any:
     """
     if text in ("true", "false", "null"):
         return json.loads(text)
-    if _INTEGER.fullmatch(text):
+    if _INTEGER.fullmatch(text) and len(text) <= 17:  # 2^53 - 1 has 16 digits
         number = int(text)
         return number if abs(number) <= MAX_SAFE_INTEGER else text
     stripped = text.strip()

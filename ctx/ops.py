@@ -19,7 +19,7 @@ from .errors import CredentialRefused, InvalidArgument, NotFound, StoreError
 from .layout import LayoutReport, author_from_env, check_root, ensure_layout, resolve_root
 from .model import DEFAULT_STORE, STORES, Entry
 from .secrets import scan
-from .store import StoreFile, atomic_write, context_lock, read_store, write_store
+from .store import StoreFile, atomic_write, check_writable, context_lock, read_store, write_store
 
 
 @dataclass
@@ -69,11 +69,16 @@ class Recorder(Protocol):
 
     def record(self, change: Change) -> None: ...
 
+    def settle(self) -> None: ...
+
 
 class NullRecorder:
     """The recorder when version control is off (``CTX_NO_GIT=1``)."""
 
     def prepare(self) -> None:
+        return None
+
+    def settle(self) -> None:
         return None
 
     def record(self, change: Change) -> None:
@@ -237,22 +242,30 @@ class Context:
         self._make_root()
         with context_lock(self.root):
             self.recorder.prepare()
-            created = ensure_layout(self.root).created
-            stores_read = {name: read_store(self.root, name) for name in names}
-            result = mutate(stores_read)
+            try:
+                stores_read = {name: read_store(self.root, name) for name in names}
+                result = mutate(stores_read)
+            except BaseException:
+                self.recorder.settle()  # what prepare set up is committed, not left lying
+                raise
             outcome = result if isinstance(result, Outcome) else Outcome(list(result))
             edits = [e for e in outcome.edits if e.before != e.after]
             if not edits and not outcome.files and not outcome.parents:
+                self.recorder.settle()
                 return []
+            created = ensure_layout(self.root).created
             changed = list(dict.fromkeys(e.store for e in edits))
             written: list[tuple[Path, bytes | None]] = []
             try:
                 stamp = model.now()
                 for name in changed:
+                    check_writable(stores_read[name])
+                for name in changed:
                     store = stores_read[name]
-                    written.append((store.path, store.raw if store.exists else None))
+                    old = store.raw if store.exists else None
                     store.data["last_updated"] = stamp
                     write_store(store)
+                    written.append((store.path, old))
                 for rel, content in outcome.files.items():
                     written.append(_write_file(self.root, rel, content))
                 paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
@@ -380,6 +393,8 @@ class Context:
 def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
     """Write (or with None, remove) one file of the root atomically; returns its old state."""
     path = root / rel
+    if path.is_symlink():
+        raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
     if not path.resolve().is_relative_to(root.resolve()):
         raise InvalidArgument(f"{rel}: outside the context root")
     try:
@@ -395,11 +410,15 @@ def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, byte
 
 
 def _restore(written: list[tuple[Path, bytes | None]]) -> None:
+    """Put back files a failed write had replaced; never mask the original error."""
     for path, old in reversed(written):
-        if old is not None:
-            atomic_write(path, old)
-        else:
-            path.unlink(missing_ok=True)
+        try:
+            if old is not None:
+                atomic_write(path, old)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:

@@ -12,8 +12,8 @@ Placeholders (``EXAMPLE``, ``REDACTED``, ``YOUR_API_KEY_HERE``, ``$VAR``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Rule:
     description: str
     keywords: tuple[str, ...]
     pattern: re.Pattern[str]
-    group: int = 0
+    check: Callable[[re.Match[str]], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -32,16 +32,38 @@ class Finding:
     line: int
     column: int
     preview: str
+    secret: str = field(default="", repr=False, compare=False)  # never printed
 
     def describe(self) -> str:
         return f"{self.description} ({self.rule}) at line {self.line}: {self.preview}"
 
 
-def _rule(id: str, description: str, keywords: Iterable[str], pattern: str, group: int = 0) -> Rule:
-    return Rule(id, description, tuple(keywords), re.compile(pattern), group)
+def _rule(id: str, description: str, keywords: Iterable[str], pattern: str,
+          check: Callable[[re.Match[str]], bool] | None = None) -> Rule:
+    return Rule(id, description, tuple(keywords), re.compile(pattern), check)
 
 
 _VALUE = r"[^\s\"'`<>{}\[\](),;]{8,}"
+# a name holding one of the words, joined to others only by _ . - (DB_PASSWORD, SECRET_KEY)
+_NAME = (r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*"
+         r"(?:password|passwd|pwd|token|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)"
+         r"(?:[_.-][A-Za-z0-9]+)*(?![A-Za-z0-9])")
+_CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+
+def _generic_check(match: re.Match[str]) -> bool:
+    """An assignment whose value is a literal, not code or a number."""
+    value = next(g for g in match.groups() if g)
+    if value.isdigit():
+        return False
+    quoted = match.group(3) is not None or match.group(4) is not None
+    if not quoted:
+        after = match.string[match.end():match.end() + 1]
+        if after in ("(", "[") or _CODE_REFERENCE.fullmatch(value):
+            return False
+    if match.group(5) is not None and not re.search(r"[^A-Za-z]", value):
+        return False  # `Secret: classified` is prose; a YAML secret has a digit or a symbol
+    return True
 
 RULES: tuple[Rule, ...] = (
     _rule("private-key", "a PEM private key", ["private key"],
@@ -62,18 +84,25 @@ RULES: tuple[Rule, ...] = (
     _rule("slack-app-token", "a Slack app token", ["xapp-"], r"xapp-\d-[0-9A-Za-z-]{10,}"),
     _rule("anthropic-api-key", "an Anthropic API key", ["sk-ant-"], r"sk-ant-[0-9A-Za-z_-]{20,}"),
     _rule("openai-api-key", "an OpenAI API key", ["sk-"],
-          r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[0-9A-Za-z_-]{20,}"),
+          r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]*[0-9])[0-9A-Za-z_-]{20,}"),
     _rule("gcp-api-key", "a Google API key", ["aiza"], r"AIza[0-9A-Za-z_-]{35}"),
     _rule("stripe-access-token", "a Stripe secret key", ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
           r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),
     _rule("generic-api-key", "a password, token or secret assignment",
-          ["password", "passwd", "token", "secret", "api_key", "apikey", "api-key", "access_key"],
-          r"(?i)(?<![A-Za-z0-9])(?:password|passwd|token|secret|api[_-]?key|access[_-]?key)"
-          r"(?:\s*=\s*[\"']?(" + _VALUE + r")|[\"']\s*:\s*[\"'](" + _VALUE + r"))"),
+          ["password", "passwd", "pwd", "token", "secret", "api_key", "apikey", "api-key", "access_key",
+           "access-key", "private_key", "private-key"],
+          r"(?i)" + _NAME + r"(?:"
+          r"[ \t]*=(" + _VALUE + r")"                                   # name=value
+          r"|[ \t]*=[ \t]+(?=[^\s\"']*[0-9])(?=[^\s\"']*[A-Za-z])(" + _VALUE + r")"  # name = v4lue (ini)
+          r"|[ \t]*=[ \t]*[\"'](" + _VALUE + r")[\"']"                   # name = "value"
+          r"|[\"'][ \t]*:[ \t]*[\"'](" + _VALUE + r")[\"']"             # "name": "value"
+          r"|[ \t]*:[ \t]*[\"']?(" + _VALUE + r")[\"']?[ \t]*(?=\n|$))",  # name: value (a whole line)
+          _generic_check),
 )
 
 _PLACEHOLDER = re.compile(
-    r"(?i)example|redacted|placeholder|your[_-]|changeme|dummy|xxxxxxxx|\*{4}|^\$|^%|\.\.\.")
+    r"(?i)example|redacted|placeholder|your[_-]|changeme|dummy|xxxxxxxx|\*{4}|\.\.\."
+    r"|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^%[A-Za-z_][A-Za-z0-9_]*%$")
 
 
 def _is_placeholder(text: str) -> bool:
@@ -97,11 +126,11 @@ def scan(text: str) -> list[Finding]:
             continue
         for match in rule.pattern.finditer(text):
             secret = next((g for g in match.groups() if g), None) if rule.pattern.groups else match.group(0)
-            if secret is None or _is_placeholder(secret):
+            if secret is None or _is_placeholder(secret) or (rule.check and not rule.check(match)):
                 continue
             start = match.start()
             line = text.count("\n", 0, start) + 1
             column = start - (text.rfind("\n", 0, start) + 1) + 1
-            findings.append(Finding(rule.id, rule.description, line, column, redact(secret)))
+            findings.append(Finding(rule.id, rule.description, line, column, redact(secret), secret))
     findings.sort(key=lambda f: (f.line, f.column))
     return findings

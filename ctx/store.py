@@ -181,7 +181,7 @@ def context_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     default 60), then raises ``LockTimeout`` rather than hanging an agent.
     """
     path = root / "memory" / LOCK_NAME
-    ident = str(path)
+    ident = f"{path}\0{threading.get_ident()}"  # re-entrant per thread; threads exclude each other
     with _held_guard:
         if ident in _held:
             _held[ident] += 1

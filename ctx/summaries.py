@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-SUMMARY_NAME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([b-z]|z+[a-z])?_session\.md$")
+SUMMARY_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([b-z]|z+[a-z])?_session\.md")
 
 
 @dataclass
@@ -26,7 +26,7 @@ def list_summaries(root: Path) -> list[Summary]:
     """Every file in ``sessions/`` named as a summary, oldest first (byte order)."""
     directory = root / "sessions"
     try:
-        names = [p.name for p in directory.iterdir() if SUMMARY_NAME.match(p.name) and p.is_file()]
+        names = [p.name for p in directory.iterdir() if SUMMARY_NAME.fullmatch(p.name) and p.is_file()]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names.sort(key=lambda n: n.encode("utf-8"))

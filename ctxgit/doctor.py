@@ -20,7 +20,7 @@ from hooks.guard import IGNORE_LINES, forbidden
 
 from . import pack
 from .recorder import broken_store
-from .repo import dirty_paths, open_repo
+from .repo import commit_paths, dirty_paths, open_repo, system_signature
 
 LOOSE_WARN_BYTES = 64 * 1024 * 1024
 
@@ -30,6 +30,7 @@ class Finding:
     problem: str
     repaired: bool = False
     fixable: bool = True
+    kind: str = ""
 
     def line(self) -> str:
         mark = "repaired" if self.repaired else ("needs attention" if not self.fixable else "repairable")
@@ -55,51 +56,54 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
     root = ctx.root
     findings: list[Finding] = []
     if not root.is_dir():
-        return [Finding(f"no context root at {root} (run `ctx init`)", fixable=False)]
+        return [Finding(f"no context root at {root} (run `ctx init`)", fixable=False, kind="root")]
     for name in STORES:
         try:
             store = read_store(root, name)
         except StoreError as exc:
-            findings.append(Finding(f"{exc}", fixable=False))
+            findings.append(Finding(f"{exc}", fixable=False, kind=f"store:{name}"))
             continue
         if store.exists and store.data.get("version") != "1":
             findings.append(Finding(f"memory/{name}.json has format version "
-                                    f"{store.data.get('version')!r}: read-only to ctx", fixable=False))
+                                    f"{store.data.get('version')!r}: read-only to ctx", fixable=False,
+                                    kind=f"version:{name}"))
     repo = open_repo(root)
     if repo is None:
-        findings.append(Finding("the context root has no repository"))
+        findings.append(Finding("the context root has no repository", kind="repo"))
     else:
         text = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").exists() else ""
         missing = [line for line in IGNORE_LINES if line not in {x.strip() for x in text.splitlines()}]
         if missing:
-            findings.append(Finding(f".gitignore lacks {', '.join(missing)}"))
+            findings.append(Finding(f".gitignore lacks {', '.join(missing)}", kind="gitignore"))
         dirty = [p for p in dirty_paths(repo) if not broken_store(root, p)]
         if dirty:
-            findings.append(Finding(f"changed outside ctx and not committed: {', '.join(dirty)}"))
+            findings.append(Finding(f"changed outside ctx and not committed: {', '.join(dirty)}", kind="dirty"))
         tracked = [e.path for e in repo.index if forbidden(e.path)]
         if tracked:
-            findings.append(Finding(f"in the index but never to be committed: {', '.join(tracked)}"))
+            findings.append(Finding(f"in the index but never to be committed: {', '.join(tracked)}",
+                                    kind="tracked"))
         count, size = loose_bytes(Path(repo.path))
         if size > LOOSE_WARN_BYTES:
-            findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)"))
+            findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)",
+                                    kind="loose"))
     if repair and any(f.fixable for f in findings):
+        ctx._make_root()
         with context_lock(root):
             ctx.recorder.prepare()  # creates the repository, .gitignore lines, commits outside changes
+            ctx.recorder.settle("doctor: repository repaired", "doctor")
             repo = open_repo(root)
-            if repo is not None:
-                index = repo.index
-                removed = [e.path for e in list(index) if forbidden(e.path)]
-                for path in removed:
-                    index.remove(path)
-                if removed:
-                    index.write()
-                ctx.recorder.flush("doctor: repository repaired")
+            if repo is not None and any(forbidden(e.path) for e in repo.index):
+                # commit_paths never stages a forbidden path and takes it out of the index
+                commit_paths(repo, [], "doctor: stop tracking local state\n\nCtx-Operation: doctor\n",
+                             system_signature())
+        remaining = {f.kind for f in examine(ctx, repair=False)}
         for finding in findings:
-            if finding.fixable and "loose objects" not in finding.problem:
-                finding.repaired = True
-        if repo is not None and any("loose objects" in f.problem for f in findings):
+            finding.repaired = finding.fixable and finding.kind not in remaining
+        if repo is not None and "loose" in remaining:
             started = pack.start_gc(root)
-            for f in findings:
-                if "loose objects" in f.problem:
-                    f.repaired = started
+            for finding in findings:
+                if finding.kind == "loose":
+                    finding.repaired = started  # packing runs in the background
+        for warning in ctx.warnings:
+            findings.append(Finding(warning.removeprefix("warning: "), fixable=False, kind="warning"))
     return findings

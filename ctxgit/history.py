@@ -110,6 +110,8 @@ def _entry_from_blob(data: bytes, key: str) -> Entry | None:
     if key.isascii():
         marker = b'\n  "entries": {'
         start = data.find(marker)
+        if start >= 0 and data[start + len(marker):start + len(marker) + 1] == b"}":
+            return None  # "entries": {} – nothing inside, whatever follows
         if start >= 0:
             end = data.find(b"\n  }", start)
             needle = b'\n    ' + json.dumps(key).encode() + b': '
@@ -247,6 +249,13 @@ def history(root: Path, key: str, stores: list[str] | None = None, limit: int | 
     return versions[:limit] if limit is not None else versions
 
 
+def _touches_store(commit: pygit2.Commit, info: CommitInfo, store: str) -> bool:
+    if info.stores and len(commit.parents) <= 1:
+        return store in info.stores
+    parent = commit.parents[0].tree if commit.parents else None
+    return _blob_id(commit.tree, store) != _blob_id(parent, store)
+
+
 def log(root: Path, *, key: str | None = None, store: str | None = None,
         author: str | None = None, since: datetime | None = None,
         limit: int | None = None) -> list[CommitInfo]:
@@ -264,7 +273,7 @@ def log(root: Path, *, key: str | None = None, store: str | None = None,
         rows = []
         for commit in walk(repo):
             info = commit_info(commit)
-            if store and info.stores and store not in info.stores:
+            if store and not _touches_store(commit, info, store):
                 continue
             rows.append(info)
             if limit is not None and author is None and since is None and len(rows) >= limit:

@@ -80,12 +80,12 @@ def merge_entry(base: Entry | None, ours: Entry | None, theirs: Entry | None) ->
         if name in STATUS_GROUP:
             continue
         b, o, t = base.get(name, _MISSING), ours.get(name, _MISSING), theirs.get(name, _MISSING)
-        if name == "created":
+        if name == "created":  # the earliest; the same instant spelled twice: the smaller text
             present = [v for v in (o, t) if v is not _MISSING]
-            value = min(present, key=model.ts_key) if present else _MISSING
+            value = min(present, key=lambda v: (model.ts_key(v), str(v))) if present else _MISSING
         elif name == "timestamp":
             present = [v for v in (o, t) if v is not _MISSING]
-            value = max(present, key=model.ts_key) if present else _MISSING
+            value = max(present, key=lambda v: (model.ts_key(v), str(v))) if present else _MISSING
         else:
             value, clash = _pick(b, o, t, winner.get(name, _MISSING))
             value_conflict |= clash and name == "value"
@@ -115,7 +115,6 @@ def merge_store(base: dict[str, Any] | None, ours: dict[str, Any] | None,
     for data, side in ((base, "the ancestor"), (ours, "here"), (theirs, "the remote")):
         _check_version(data, side, path)
     present = [d for d in (ours, theirs, base) if d is not None]
-    template = present[0]
     b_entries = (base or {}).get("entries", {})
     o_entries = (ours or {}).get("entries", {})
     t_entries = (theirs or {}).get("entries", {})
@@ -139,20 +138,22 @@ def merge_store(base: dict[str, Any] | None, ours: dict[str, Any] | None,
     for _, key, merged in sorted(new_keys, key=lambda row: (row[0], row[1])):
         out_entries[key] = merged
     top: dict[str, Any] = {}
-    names = list(template) + [n for d in present for n in d if n not in template]
-    for name in dict.fromkeys(names):
+    # the ancestor's order, then keys new on either side by name: the same on both machines
+    names = [n for n in (base or {})] + sorted({n for d in present for n in d} - set(base or {}))
+    for name in names:
         if name == "entries":
             top[name] = out_entries
         elif name == "last_updated":
             stamps = [d.get(name) for d in (ours, theirs) if d is not None and d.get(name)]
-            top[name] = max(stamps, key=model.ts_key) if stamps else None
+            top[name] = max(stamps, key=lambda v: (model.ts_key(v), str(v))) if stamps else None
         else:
             b = (base or {}).get(name, _MISSING)
             o = (ours or {}).get(name, _MISSING)
             t = (theirs or {}).get(name, _MISSING)
-            later = ours if ours is not None and (theirs is None or model.ts_key(ours.get("last_updated"))
-                                                  >= model.ts_key(theirs.get("last_updated"))) else theirs
-            value, _ = _pick(b, o, t, (later or {}).get(name, _MISSING))
+            sides = [d for d in (ours, theirs) if d is not None and name in d]
+            later = max(sides, key=lambda d: (model.ts_key(d.get("last_updated")),
+                                              _canonical({"v": d.get(name)}))) if sides else {}
+            value, _ = _pick(b, o, t, later.get(name, _MISSING))
             if value is not _MISSING:
                 top[name] = value
     top.setdefault("entries", out_entries)

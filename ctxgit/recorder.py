@@ -15,7 +15,7 @@ from ctx.ops import Change
 from ctx.store import parse_store
 
 from . import pack
-from .repo import commit_paths, dirty_paths, ensure_repo, signature, system_signature
+from .repo import commit_paths, dirty_paths, ensure_repo, open_repo, signature, system_signature
 
 SUBJECT_BOUND = 60
 STATUS_OF = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
@@ -100,6 +100,11 @@ class GitRecorder:
         self.warnings: list[str] = []
 
     def prepare(self) -> None:
+        if open_repo(self.root) is None and not self._has_content():
+            # a fresh root: the repository is made by the first write that happens,
+            # so a write that fails leaves nothing behind
+            self._repo, self._pending = None, []
+            return
         repo, touched = ensure_repo(self.root)
         self._repo = repo
         self._pending = touched
@@ -119,21 +124,28 @@ class GitRecorder:
                 f"({refused.findings[0].describe()}); it stays uncommitted until removed "
                 "(`ctx scan` lists it)")
 
-    def flush(self, subject: str) -> None:
-        """Commit what ``prepare`` created or repaired (.gitignore), if anything."""
+    def settle(self, subject: str = "init: repository", operation: str = "init") -> None:
+        """Commit what ``prepare`` created or repaired (.gitignore, .gitattributes)
+        when no write follows to carry it (a failed or empty write, doctor)."""
         if self._repo is not None and self._pending:
-            commit_paths(self._repo, self._pending, f"{subject}\n\nCtx-Operation: doctor\n",
+            commit_paths(self._repo, self._pending, f"{subject}\n\nCtx-Operation: {operation}\n",
                          system_signature())
             self._pending = []
 
+    def _has_content(self) -> bool:
+        if (self.root / "RULES.md").exists():
+            return True
+        return any((self.root / "memory").glob("*.json")) or any((self.root / "sessions").glob("*"))
+
     def record(self, change: Change) -> None:
         if self._repo is None:
-            self.prepare()
+            self._repo, self._pending = ensure_repo(self.root)
         repo = self._repo
         paths = list(dict.fromkeys(change.paths + self._pending))
         self._pending = []
+        exempt = frozenset(f"{e.store}/{e.key}" for e in change.edits) if change.forced else frozenset()
         oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
-                           scan=not change.forced and change.operation != "merge",
+                           scan=change.operation != "merge", exempt=exempt,
                            extra_parents=change.parents)
         if oid is not None:
             pack.after_commit(repo, oid)

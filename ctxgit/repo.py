@@ -44,8 +44,12 @@ def is_managed(path: str) -> bool:
 
 def open_repo(root: Path) -> pygit2.Repository | None:
     """The root's own repository, or None when the root has none."""
-    if not (root / ".git").exists():
+    dot_git = root / ".git"
+    if not dot_git.exists() and not dot_git.is_symlink():
         return None
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        raise GitError(f"{dot_git} is not a directory: ctx commits only to the context root's own "
+                       "repository, never through a link or a gitdir file")
     try:
         repo = pygit2.Repository(str(root), RepositoryOpenFlag.NO_SEARCH)
     except pygit2.GitError as exc:
@@ -81,10 +85,21 @@ ATTRIBUTES_LINE = "memory/*.json merge=ctx"
 
 
 def driver_command() -> str:
-    """``ctx merge-driver %O %A %B %P``, run by this installation's Python."""
+    """``ctx merge-driver %O %A %B %P``, by this installation's ``ctx`` script when it has one."""
     import shlex
     import sys
-    return f"{shlex.quote(sys.executable)} -m ctx merge-driver %O %A %B %P"
+    script = Path(sys.executable).parent / "ctx"
+    program = shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m ctx"
+    return f"{program} merge-driver %O %A %B %P"
+
+
+def _driver_works(command: str) -> bool:
+    import shlex
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    return "merge-driver" in command and os.access(program, os.X_OK)
 
 
 def ensure_gitattributes(root: Path) -> bool:
@@ -106,13 +121,13 @@ def ensure_gitattributes(root: Path) -> bool:
 
 def ensure_merge_driver(repo: pygit2.Repository) -> None:
     """git silently falls back to a line merge without the driver's config: keep it set."""
-    wanted = {"merge.ctx.name": "ctx entry-level merge of store files",
-              "merge.ctx.driver": driver_command()}
     try:
         config = repo.config
-        for name, value in wanted.items():
-            if name not in config or config[name] != value:
-                config[name] = value
+        if "merge.ctx.name" not in config:
+            config["merge.ctx.name"] = "ctx entry-level merge of store files"
+        # set when missing or broken, never flipped between working installations
+        if "merge.ctx.driver" not in config or not _driver_works(config["merge.ctx.driver"]):
+            config["merge.ctx.driver"] = driver_command()
     except (pygit2.GitError, OSError):
         pass
 
@@ -145,6 +160,18 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
 
 
+def _clean(text: str) -> str:
+    """git refuses '<', '>' and line breaks in a name or an email."""
+    return re.sub(r"[<>\x00-\x1f]+", " ", text).strip()
+
+
+def _signature(name: str, email: str) -> pygit2.Signature:
+    # explicit time: libgit2's clock may lag Python's by a few ms, and a commit must
+    # never be dated before the entry timestamp it records
+    return pygit2.Signature(_clean(name) or OPERATOR_NAME, _clean(email) or f"{OPERATOR_NAME}@{EMAIL_DOMAIN}",
+                            int(time.time()), 0)
+
+
 def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
     """Author and committer of a write: CTX_AUTHOR, else the operator's git identity.
 
@@ -152,7 +179,7 @@ def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Sign
     """
     if author:
         email = (os.environ.get("CTX_AUTHOR_EMAIL") or "").strip() or f"{_slug(author)}@{EMAIL_DOMAIN}"
-        return pygit2.Signature(author, email)
+        return _signature(author, email)
     name = email = None
     if repo is not None:
         try:
@@ -163,11 +190,11 @@ def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Sign
             pass
     name = (name or "").strip() or OPERATOR_NAME
     email = (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
-    return pygit2.Signature(name, email)
+    return _signature(name, email)
 
 
 def system_signature() -> pygit2.Signature:
-    return pygit2.Signature(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
+    return _signature(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
 
 
 # --- committing -------------------------------------------------------------------
@@ -216,30 +243,54 @@ def added_lines(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tr
     return out
 
 
-def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> None:
-    """The in-process pre-commit check: no added line may hold a credential."""
-    from hooks.scan import is_store_path, scan_lines, scan_store_text
+def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree,
+                       exempt: frozenset[str] = frozenset()) -> None:
+    """The in-process pre-commit check: no commit may add a credential that is new.
+
+    A secret the parent commit already held (an entry stored with ``--force``
+    and amended since) is not new; ``exempt`` names entries (``store/key``)
+    whose credentials this write was told to keep (``--force``).
+    """
+    from hooks.scan import is_store_path, scan_lines, scan_store_text, scan_text
     hits = []
     for path, lines in added_lines(repo, old, new).items():
         found = scan_lines(path, lines)
+        if not found:
+            continue
+        before = _blob_text(repo, old, path)
+        if before:
+            known = {h.finding.secret for h in
+                     (scan_store_text(path, before) if is_store_path(path) else scan_text(path, before))}
+            found = [h for h in found if h.finding.secret not in known]
         if found and is_store_path(path):
             # name the entry: store/key and field, so the fix is one `ctx delete`
-            named = {h.finding.preview: h for h in scan_store_text(path, new[path].data.decode("utf-8", "replace"))}
-            found = [named.get(h.finding.preview, h) for h in found]
+            named = {h.finding.secret: h for h in scan_store_text(path, _blob_text(repo, new, path))}
+            found = [named.get(h.finding.secret, h) for h in found]
+            found = [h for h in found if not (h.where and h.where.split()[0] in exempt)]
         hits += found
     if hits:
         shown = "; ".join(h.describe() for h in hits[:3])
         hint = ""
-        named = next((h.where.split()[0] for h in hits if h.where), None)
+        named = next((h.where.split()[0] for h in hits if h.where and "/" in h.where), None)
         if named:
             store, _, key = named.partition("/")
             hint = f"; remove it with `ctx delete {key} --store {store}`"
         raise CredentialRefused(f"refusing to commit a credential: {shown}{hint}", hits)
 
 
+def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> str:
+    if tree is None:
+        return ""
+    try:
+        return repo[tree[path].id].data.decode("utf-8", "replace")
+    except KeyError:
+        return ""
+
+
 def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
-                 scan: bool = True, extra_parents: list[str] | None = None) -> pygit2.Oid | None:
+                 scan: bool = True, exempt: frozenset[str] = frozenset(),
+                 extra_parents: list[str] | None = None) -> pygit2.Oid | None:
     """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
 
     A forbidden path (the lock file, a temporary file) is never staged, and
@@ -268,7 +319,7 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     if parent is None and len(repo[tree]) == 0:
         return None
     if scan:
-        refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree])
+        refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree], exempt)
     parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
     oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
                  "committing")

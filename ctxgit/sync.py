@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -244,10 +245,14 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
             after = data.get("entries", {})
             if data == store.data:
                 continue
-            store.data.clear()
-            store.data.update(data)
-            edits += [Edit(name, k, before.get(k), after.get(k)) for k in
-                      dict.fromkeys(list(before) + list(after)) if before.get(k) != after.get(k)]
+            changed = [Edit(name, k, before.get(k), after.get(k)) for k in
+                       dict.fromkeys(list(before) + list(after)) if before.get(k) != after.get(k)]
+            if changed:
+                store.data.clear()
+                store.data.update(data)
+                edits += changed
+            else:  # only top-level keys changed: the merged file is written as it is
+                files_to_write[path] = merged.files[path]
         ours_files = flatten(repo, ours.tree, "here")
         for path in set(ours_files) | set(merged.files):
             if path.startswith("memory/") and path.endswith(".json") and path.count("/") == 1:
@@ -289,13 +294,19 @@ def push(ctx: Context, remote_name: str | None = None) -> str:
     remote = pick_remote(repo, remote_name)
     if repo.head_is_unborn:
         raise NotFound("nothing to push: the context has no commits yet")
+    behind = Conflict(f"{remote.name} has changes this machine lacks: run `ctx sync`")
+    theirs = fetch(repo, remote)
+    head = repo.head.target
+    if theirs is not None and theirs != head and not repo.descendant_of(head, theirs):
+        raise behind
     callbacks = Callbacks()
     try:
         remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks)
     except (pygit2.GitError, GitError) as exc:
         text = str(exc)
-        if "non-fast-forward" in text or "rejected" in text or "fast forward" in text:
-            raise Conflict(f"{remote.name} has changes this machine lacks: run `ctx sync`") from None
+        if any(word in text for word in ("non-fast-forward", "rejected", "fast forward",
+                                         "not present locally", "fetch first")):
+            raise behind from None
         raise GitError(f"cannot push to {remote.name} ({remote.url}): {text}") from None
     if callbacks.rejected:
         raise Conflict(f"{remote.name} refused the push: {callbacks.rejected}")
@@ -326,6 +337,20 @@ def clone(url: str, root: Path) -> tuple[Context, PullResult]:
     root = root.expanduser().absolute()
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise ContextRootError(f"{root} exists and is not empty; clone into a new directory")
+    existed = root.exists()
+    try:
+        return _clone(url, root)
+    except BaseException:
+        # leave nothing that would block a rerun: the directory was new or empty
+        shutil.rmtree(root / ".git", ignore_errors=True)
+        for child in list(root.iterdir()) if root.is_dir() else []:
+            shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+        if not existed:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     repo = pygit2.init_repository(str(root), initial_head=BRANCH)
     remote = repo.remotes.create("origin", _normalise_url(url))

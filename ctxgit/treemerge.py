@@ -14,7 +14,6 @@ a remote carries are never taken.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import pygit2
@@ -83,18 +82,17 @@ def _union_lines(ours: bytes, theirs: bytes) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def _next_name(name: str, taken: set[str]) -> str:
-    match = re.match(r"^(\d{4}-\d{2}-\d{2})", name)
-    date = match.group(1) if match else name
+def _next_name(path: str, taken: set[str]) -> str:
+    """The first free summary name of the same day after ``path`` in §7's order."""
+    base = path.rsplit("/", 1)[-1]
+    date = base[:10]
     after = False
     for suffix in suffix_sequence():
         candidate = f"{date}{suffix}_session.md"
-        if candidate == name.rsplit("/", 1)[-1]:
+        if candidate == base:
             after = True
-            continue
-        if after and f"sessions/{candidate}" not in taken:
+        elif after and f"sessions/{candidate}" not in taken:
             return f"sessions/{candidate}"
-    raise AssertionError("unreachable")
 
 
 def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.Tree,
@@ -118,7 +116,7 @@ def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.
             chosen = tv
         elif ov is None or tv is None:
             chosen = ov if ov is not None else tv  # deleted on one side, changed on the other
-        elif path.startswith("sessions/") and SUMMARY_NAME.match(path[9:]):
+        elif path.startswith("sessions/") and SUMMARY_NAME.fullmatch(path[9:]):
             clashes.append((path, ov, tv))
             continue
         elif path == ".gitignore":

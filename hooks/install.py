@@ -33,9 +33,17 @@ exit 1
 @dataclass
 class InstallResult:
     path: Path
-    status: str  # "installed", "updated", "unchanged", "foreign"
+    status: str  # "installed", "updated", "unchanged", "foreign", "redirected"
+    hooks_path: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("installed", "updated", "unchanged")
 
     def message(self) -> str:
+        if self.status == "redirected":
+            return (f"core.hooksPath is set ({self.hooks_path}): git runs hooks from there, not "
+                    f"from {self.path.parent}; add `ctx-scan --staged` to its pre-commit hook")
         if self.status == "foreign":
             return (f"{self.path} exists and was not written by ctx; left as it is "
                     "(call `ctx-scan --staged` from it to get ctx's checks)")
@@ -50,6 +58,9 @@ def install(root: Path) -> InstallResult:
     """Write ``.git/hooks/pre-commit`` unless a hook ctx did not write is there."""
     hooks_dir = root / ".git" / "hooks"
     path = hooks_dir / "pre-commit"
+    redirected = _hooks_path(root)
+    if redirected:
+        return InstallResult(path, "redirected", redirected)
     text = hook_text()
     status = "installed"
     if path.exists() or path.is_symlink():
@@ -69,6 +80,18 @@ def install(root: Path) -> InstallResult:
         handle.write(text)
     os.replace(tmp, path)
     return InstallResult(path, status)
+
+
+def _hooks_path(root: Path) -> str:
+    """``core.hooksPath`` as git would read it for this repository, or ''."""
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        result = subprocess.run(["git", "-C", str(root), "config", "--get", "core.hooksPath"],
+                                env=env, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return result.stdout.strip()
 
 
 def is_installed(root: Path) -> bool:

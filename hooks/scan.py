@@ -42,11 +42,33 @@ class Hit:
                 f"[{self.finding.rule}] {self.finding.preview}")
 
 
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def decoded_strings(line: str) -> str:
+    """The JSON string literals of a line, unescaped: a secret after ``\\n`` or inside
+    ``\\"…\\"`` in a store file is seen as the text it stands for."""
+    out = []
+    for match in _JSON_STRING.finditer(line):
+        if "\\" in match.group(1):
+            try:
+                out.append(json.loads(match.group(0)))
+            except ValueError:
+                pass
+    return "\n".join(out)
+
+
 def scan_lines(path: str, lines: Iterable[tuple[int, str]]) -> list[Hit]:
-    """Scan numbered lines; each line is scanned on its own."""
+    """Scan numbered lines, each on its own (a store file's lines unescaped too)."""
     hits: list[Hit] = []
+    store = is_store_path(path)
     for number, text in lines:
-        for finding in scan(text):
+        seen = set()
+        extra = decoded_strings(text) if store and "\\" in text else ""
+        for finding in scan(text) + (scan(extra) if extra else []):
+            if (finding.rule, finding.secret) in seen:
+                continue
+            seen.add((finding.rule, finding.secret))
             hits.append(Hit(path, number, finding))
     return hits
 
@@ -70,19 +92,25 @@ def scan_store_text(path: str, text: str) -> list[Hit]:
         return scan_text(path, text)
     store = Path(path).stem
     hits: list[Hit] = []
+    for name, value in data.items():  # top-level keys another implementation keeps
+        if name != "entries":
+            hits += [Hit(path, 1, f, f"{store} (top-level {name})") for f in scan(_value_text(value))]
     for key, entry in entries.items():
         if not isinstance(entry, dict):
+            hits += [Hit(path, _line_of(text, key), f, f"{store}/{key}") for f in scan(_value_text(entry))]
             continue
-        for field in ENTRY_FIELDS:
+        for field in list(ENTRY_FIELDS) + [f for f in entry if f not in ENTRY_FIELDS]:
             if field in entry and entry[field] is not None:
                 for finding in scan(_value_text(entry[field])):
-                    line = _line_of(text, key)
-                    hits.append(Hit(path, line, finding, f"{store}/{key} {field}"))
+                    hits.append(Hit(path, _line_of(text, key), finding, f"{store}/{key} {field}"))
     return hits
 
 
 def _line_of(text: str, key: str) -> int:
-    at = text.find(json.dumps(key, ensure_ascii=False) + ":")
+    """The line of an entry: its key at entry depth in ctx's layout, else the first mention."""
+    quoted = json.dumps(key, ensure_ascii=False) + ":"
+    at = text.find("\n    " + quoted)
+    at = at + 1 if at >= 0 else text.find(quoted)
     return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
@@ -110,14 +138,18 @@ def parse_added_lines(diff_text: str) -> Iterator[tuple[str, int, str]]:
     """(path, line number, text) of every added line in a unified diff (-U0)."""
     path = None
     number = 0
+    in_header = True
     for line in diff_text.splitlines():
-        if line.startswith("+++ "):
+        if line.startswith("diff --git "):
+            in_header = True
+        elif in_header and line.startswith("+++ "):
             target = line[4:]
             path = None if target == "/dev/null" else target[2:] if target.startswith("b/") else target
         elif line.startswith("@@"):
+            in_header = False
             match = _HUNK.match(line)
             number = int(match.group(1)) if match else 0
-        elif line.startswith("+") and path is not None:
+        elif not in_header and line.startswith("+") and path is not None:
             yield path, number, line[1:]
             number += 1
 

@@ -164,3 +164,29 @@ def sleep_to_next_second() -> None:
     while int(time.time()) <= start:
         time.sleep(0.02)
     time.sleep(0.01)  # libgit2 reads a coarse clock that may lag a few milliseconds
+
+
+def disk_paths(root: Path) -> list[str]:
+    """Every file under the root outside ``.git``, relative with ``/``, except the
+    lock file and temporary files (which are never committed): sorted."""
+    from hooks.guard import forbidden
+    out = []
+    for d, dirs, files in os.walk(root):
+        if Path(d) == root and ".git" in dirs:
+            dirs.remove(".git")
+        for name in files:
+            rel = os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/")
+            if not forbidden(rel):
+                out.append(rel)
+    return sorted(out)
+
+
+def commit_details(repo: Path, count: int) -> list[tuple[str, str, str, list[str]]]:
+    """The newest ``count`` commits as (id, author name, message, changed paths), in one
+    ``git log`` call."""
+    out = git_out(repo, "log", f"-n{count}", "--format=%x01%H%x00%an%x00%B%x00", "--name-only")
+    rows = []
+    for chunk in out.split("\x01")[1:]:
+        commit, name, text, paths = chunk.split("\x00")
+        rows.append((commit, name, text, [p for p in paths.split("\n") if p]))
+    return rows

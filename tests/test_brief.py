@@ -365,11 +365,6 @@ def test_no_summary_without_sessions_dir(root):
     assert build_brief(Context(root), now=NOW).open_items == []
 
 
-@pytest.mark.xfail(reason="BUG: summaries.SUMMARY_NAME is used with re.match and ends in '$', "
-                          "which also matches before a trailing newline, so a file named "
-                          "'2099-01-01_session.md\\n' counts as a summary (and as the newest); "
-                          "§7 says only files named in the exact form are summaries",
-                   strict=True)
 def test_a_name_with_a_trailing_newline_is_not_a_summary(root):
     _summary(root, "2026-10-13_session.md", "## Open\n- REAL\n")
     _summary(root, "2099-01-01_session.md\n", "## Open\n- HIJACKED\n")

@@ -154,11 +154,6 @@ def test_other_version_is_readable_but_not_writable(root, context):
     assert path.read_bytes() == before
 
 
-@pytest.mark.xfail(reason="BUG: ops.Context.transact adds a store to `written` before write_store "
-                          "refuses it, then `_restore` atomically rewrites it: a store of another "
-                          "version is replaced (new inode, mode 0644 -> 0600), though §8.2 says a "
-                          "reader MUST NOT write that store",
-                   strict=True)
 def test_other_version_file_is_not_replaced_by_a_refused_write(root, context):
     path = write_store_file(root, "shared", {"k": make_entry("v")}, version="2")
     os.chmod(path, 0o644)
@@ -303,12 +298,6 @@ def test_lock_held_by_another_process_times_out_cli(root, run):
     assert run("set", "k", "v").exit_code == 0
 
 
-@pytest.mark.xfail(reason="BUG: store.context_lock's re-entrancy is per process, not per thread: "
-                          "a second thread entering while the first holds the lock is counted "
-                          "as re-entry and runs unlocked (no mutual exclusion between threads), "
-                          "and when the first thread leaves it deletes the count, so the second "
-                          "thread's exit raises KeyError",
-                   strict=True)
 def test_lock_excludes_other_threads_of_the_same_process(root):
     (root / "memory").mkdir(parents=True)
     holding = threading.Event()
@@ -358,11 +347,6 @@ def test_symlinked_store_file_is_refused(root, context, tmp_path):
     assert target.read_bytes() == before
 
 
-@pytest.mark.xfail(reason="BUG: ops.Context.transact records a store in `written` before "
-                          "write_store runs, so when write_store refuses it (a symbolic link, "
-                          "another version) `_restore` atomically rewrites the path with the old "
-                          "bytes: the operator's symlink is replaced by a detached copy",
-                   strict=True)
 def test_refused_write_leaves_a_symlinked_store_in_place(root, context, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

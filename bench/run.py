@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""ctx benchmark: whole processes, as a harness runs them, against the physical floor.
+
+    python bench/run.py [--quick] [--sizes 1000,10000] [--runs 5] [--no-write-results]
+
+For each context size it builds a context (three stores, ~300-byte values,
+tags, statuses, summaries, a history), then times the median of ``--runs``
+runs of each ctx command, alternating with its floor: a bare ``python -c``
+process doing the least the operation must do (read: start, read, parse,
+find; write: start, flock, read, parse, change, serialize, fsync, rename).
+It prints a table of milliseconds and ratios, and writes it to
+bench/results.md with the machine, date and commit. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+CTX = str(Path(PY).parent / "ctx")
+WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench"))
+
+READ_FLOOR = """
+import json, sys
+stores = {stores!r}
+hits = []
+for name in stores:
+    with open({memory!r} + "/" + name + ".json", encoding="utf-8") as f:
+        data = json.load(f)
+    entries = data["entries"]
+    {find}
+print(len(hits))
+"""
+FIND_KEY = "e = entries.get({key!r}); hits += [e] if e else []"
+FIND_WORD = "hits += [k for k, e in entries.items() if {word!r} in str(e.get('value')).lower()][:50]"
+FIND_TAG = "hits += [k for k, e in entries.items() if {tag!r} in e.get('tags', [])]"
+FIND_ALL = "hits += sorted(entries.items(), key=lambda kv: kv[1].get('timestamp', ''))[-10:]"
+
+WRITE_FLOOR = """
+import fcntl, json, os
+fd = os.open({lock!r}, os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+with open({path!r}, encoding="utf-8") as f:
+    data = json.load(f)
+data["entries"][{key!r}] = {{"value": "floor value", "source": "agent", "basis": "inferred",
+    "scope": "global", "tags": [], "created": "2026-11-30T00:00:00Z", "timestamp": "2026-11-30T00:00:00Z"}}
+text = json.dumps(data, indent=2, ensure_ascii=False) + "\\n"
+tmp = {path!r} + ".floor.tmp"
+with open(tmp, "w", encoding="utf-8") as f:
+    f.write(text)
+    f.flush()
+    os.fsync(f.fileno())
+os.replace(tmp, {path!r})
+"""
+
+
+def timed(args: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(args)} failed: {result.stderr.decode()[:400]}")
+    return elapsed * 1000
+
+
+def measure(ctx_args, floor_code: str | None, env, runs: int, before=None) -> tuple[float, float | None]:
+    ours, floors = [], []
+    for i in range(runs):
+        if before:
+            before(i)
+        args = ctx_args(i) if callable(ctx_args) else ctx_args
+        ours.append(timed([CTX, *args], env))
+        if floor_code is not None:
+            code = floor_code(i) if callable(floor_code) else floor_code
+            floors.append(timed([PY, "-c", code], env))
+    return statistics.median(ours), (statistics.median(floors) if floors else None)
+
+
+def dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float | None, str]]:
+    root = build.build(WORK / f"ctx-{n}", n, commits=commits)
+    scratch = WORK / f"scratch-{n}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    (scratch / "memory").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CTX_"))}
+    env.update(CTX_HOME=str(root), CTX_AUTHOR="Bench Agent")
+    subprocess.run([CTX, "doctor"], env=env, stdout=subprocess.DEVNULL)  # settle: hooks, config
+    memory = str(root / "memory")
+    all_stores = ["operator", "shared", "agent"]
+    key = "entry_%06d" % (n // 2 if n // 2 in range(n) else 0)
+    shared = json.loads((root / "memory" / "shared.json").read_text())["entries"]
+    key = next(k for k in shared if k.startswith("entry_"))
+    rows = []
+
+    def floor(stores, find):
+        return READ_FLOOR.format(stores=stores, memory=memory, find=find)
+
+    def add(name, result, note=""):
+        ours, base = result
+        rows.append((name, ours, base, note))
+        ratio = f"{ours / base:.2f}" if base else "-"
+        print(f"  {n:>7} {name:<24} {ours:9.1f} ms   floor {base or 0:9.1f} ms   ratio {ratio}", flush=True)
+
+    add("get", measure(["get", key], floor(["shared"], FIND_KEY.format(key=key)), env, runs))
+    add("search WORD", measure(["search", "vacuum"], floor(all_stores, FIND_WORD.format(word="vacuum")), env, runs))
+    add("list --tag T", measure(["list", "--tag", "infra"], floor(all_stores, FIND_TAG.format(tag="infra")), env, runs))
+    add("brief", measure(["brief"], floor(all_stores, FIND_ALL), env, runs))
+    add("start", measure(["start"], floor(all_stores, FIND_ALL), env, runs))
+
+    shutil.copy(root / "memory" / "shared.json", scratch / "memory" / "shared.json")
+    wpath, wlock = str(scratch / "memory" / "shared.json"), str(scratch / "memory" / ".lock")
+
+    def wfloor(i):
+        return WRITE_FLOOR.format(lock=wlock, path=wpath, key=f"floor_{i}")
+    stamp = int(time.time())
+    add("set (new key)", measure(lambda i: ["set", f"bench_new_{stamp}_{i}", "a new value for the benchmark"],
+                                 wfloor, env, runs))
+    add("set (update)", measure(lambda i: ["set", key, f"an updated value {i}"], wfloor, env, runs))
+    add("amend", measure(lambda i: ["amend", key, f"note {i}"], wfloor, env, runs))
+    get_ms = rows[0][1]
+    hist = measure(["history", "entry_hot"], None, env, runs)
+    add("history KEY", (hist[0], None), f"{hist[0] / get_ms:.1f} x get, {commits} commits")
+    add("log -n 20", measure(["log", "-n", "20"], None, env, runs))
+    add("diff HEAD~100", measure(["diff", "HEAD~100"], None, env, runs))
+    size = dir_size(root / ".git")
+    rows.append((".git size", size / 1e6, None, "MB"))
+    print(f"  {n:>7} .git size {size / 1e6:.1f} MB", flush=True)
+    return rows
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def write_results(all_rows: dict[int, list], args) -> None:
+    lines = [f"## {datetime.now().strftime('%Y-%m-%d %H:%M')} · commit {git_commit()} · "
+             f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+             f"{' · quick' if args.quick else ''}", "",
+             "| entries | operation | ctx ms | floor ms | ratio | note |", "|---|---|---|---|---|---|"]
+    for n, rows in all_rows.items():
+        for name, ours, base, note in rows:
+            ratio = f"{ours / base:.2f}" if base else ""
+            floor = f"{base:.1f}" if base else ""
+            lines.append(f"| {n} | {name} | {ours:.1f} | {floor} | {ratio} | {note} |")
+    results = HERE / "results.md"
+    head = "# ctx benchmark results\n\nNewest first; written by `python bench/run.py`.\n\n"
+    old = results.read_text(encoding="utf-8") if results.exists() else head
+    body = old[len(head):] if old.startswith(head) else old
+    results.write_text(head + "\n".join(lines) + "\n\n" + body, encoding="utf-8")
+    print(f"written to {results}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="sizes 100 and 1,000, 3 runs, short histories")
+    parser.add_argument("--sizes", help="comma-separated entry counts (default 100,1000,10000,100000)")
+    parser.add_argument("--runs", type=int, help="runs per measurement (default 5; quick 3)")
+    parser.add_argument("--no-write-results", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else \
+        ([100, 1000] if args.quick else [100, 1000, 10000, 100000])
+    runs = args.runs or (3 if args.quick else 5)
+    WORK.mkdir(parents=True, exist_ok=True)
+    all_rows = {}
+    for n in sizes:
+        commits = 200 if args.quick else (5000 if n == 10000 else 500 if n <= 1000 else 100)
+        print(f"building {n} entries with {commits} commits ...", flush=True)
+        all_rows[n] = bench_size(n, runs, commits)
+    if not args.no_write_results:
+        write_results(all_rows, args)
+
+
+if __name__ == "__main__":
+    main()
