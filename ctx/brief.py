@@ -7,9 +7,6 @@ length does not grow with the store.
 
 from __future__ import annotations
 
-import heapq
-import re
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -17,8 +14,9 @@ from . import model
 from .errors import StoreError
 from .layout import RULES_NAME
 from .model import FOCUS_KEY, Entry
-from .ops import Context, Result, result_order
+from .ops import Context, Result
 from .summaries import newest_summary, open_items
+from .text import excerpt, local_time  # noqa: F401  (re-exported: brief.excerpt)
 
 FOCUS_BOUND = 600
 INSTRUCTIONS = (12, 130)
@@ -29,63 +27,43 @@ DEFAULT_DAYS = 7
 DEFAULT_CHANGES = 10
 INSTRUCTION_TAGS = ("directive", "preference", "constraint")
 
-_SPACE = re.compile(r"\s+")
-
-
-def excerpt(value: Any, bound: int) -> str:
-    """§5.2's excerpt: notes stripped, whitespace collapsed, cut at a word boundary."""
-    text = model.strip_amend_notes(model.value_text(value))
-    text = _SPACE.sub(" ", text).strip()
-    if len(text) <= bound:
-        return text
-    if text[bound] == " ":
-        head = text[:bound]
-    else:
-        cut = text.rfind(" ", 0, bound)
-        head = text[:cut] if cut > 0 else text[:bound]
-    return head.rstrip() + " ..."
-
-
-def local_time(stamp: Any, with_time: bool = True) -> str:
-    moment = model.ts_key(stamp).astimezone()
-    return moment.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
-
-
-@dataclass
 class Item:
     """One line of a section: an entry's excerpt, or an open item."""
 
-    text: str
-    key: str | None = None
-    store: str | None = None
-    status: str = ""
-    timestamp: str | None = None
+    __slots__ = ("text", "key", "store", "status", "timestamp")
+
+    def __init__(self, text: str, key: str | None = None, store: str | None = None,
+                 status: str = "", timestamp: str | None = None) -> None:
+        self.text, self.key, self.store, self.status, self.timestamp = text, key, store, status, timestamp
+
+    def as_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__ if getattr(self, name) not in (None, "")}
 
 
-@dataclass
 class Brief:
-    generated: str
-    counts: dict[str, int]
-    focus: Item | None = None
-    instructions: list[Item] = field(default_factory=list)
-    open_from: str | None = None
-    open_items: list[Item] = field(default_factory=list)
-    open_more: int = 0
-    days: int = DEFAULT_DAYS
-    decisions: list[Item] = field(default_factory=list)
-    changes: list[Item] = field(default_factory=list)
-    commit: str | None = None
-    warnings: list[str] = field(default_factory=list)
+    """The brief's selection, before it is rendered as text or JSON."""
+
+    def __init__(self, generated: str, counts: dict[str, int], days: int = DEFAULT_DAYS) -> None:
+        self.generated, self.counts, self.days = generated, counts, days
+        self.focus: Item | None = None
+        self.instructions: list[Item] = []
+        self.open_from: str | None = None
+        self.open_items: list[Item] = []
+        self.open_more = 0
+        self.decisions: list[Item] = []
+        self.changes: list[Item] = []
+        self.commit: str | None = None
+        self.warnings: list[str] = []
 
     def as_json(self) -> dict[str, Any]:
         """The stable ``--json`` shape documented in ``ctx brief --help``."""
         def items(rows: list[Item]) -> list[dict[str, Any]]:
-            return [{k: v for k, v in asdict(r).items() if v not in (None, "")} for r in rows]
+            return [r.as_json() for r in rows]
         return {
             "generated": self.generated,
             "commit": self.commit,
             "counts": self.counts,
-            "focus": items([self.focus])[0] if self.focus else None,
+            "focus": self.focus.as_json() if self.focus else None,
             "instructions": items(self.instructions),
             "open": {"from": self.open_from, "items": items(self.open_items), "more": self.open_more},
             "decisions": {"days": self.days, "items": items(self.decisions)},
@@ -95,48 +73,60 @@ class Brief:
 
 
 def _item(result: Result, bound: int) -> Item:
-    return Item(text=excerpt(result.entry.get("value"), bound), key=result.key, store=result.store,
-                status=model.status_label(result.entry), timestamp=result.entry.get("timestamp"))
+    return Item(excerpt(result.entry.get("value"), bound), result.key, result.store,
+                model.status_label(result.entry), result.entry.get("timestamp"))
+
+
+def _tags(entry: Entry) -> list:
+    tags = entry.get("tags")
+    return tags if isinstance(tags, list) else []
 
 
 def _is_decision(key: str, entry: Entry) -> bool:
-    tags = entry.get("tags") if isinstance(entry.get("tags"), list) else []
-    return "decision" in tags or key.startswith("decision")
+    return "decision" in _tags(entry) or key.startswith("decision")
+
+
+def _is_instruction(result: Result) -> bool:
+    entry = result.entry
+    return (entry.get("source") == "operator" and entry.get("status") != "superseded"
+            and any(t in _tags(entry) for t in INSTRUCTION_TAGS) and not _is_decision(result.key, entry))
 
 
 def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_CHANGES,
                 now: datetime | None = None) -> Brief:
-    """Select the brief's sections from the stores and the newest summary."""
+    """Select the brief's sections (§5.2). Each is a bounded, ordered query, so
+    with a fresh index the brief never reads the whole store."""
+    with ctx.snapshot():
+        return _build(ctx, days, changes, now)
+
+
+def _build(ctx: Context, days: int, changes: int, now: datetime | None) -> Brief:
+    from .cache import Where
     now = now or datetime.now(timezone.utc)
-    stores = {}
-    warnings = []
-    for name in model.STORES:
+    warnings: list[str] = []
+    usable: list[str] = []
+    counts: dict[str, int] = {}
+    for name in model.STORES:  # a store that cannot be read is named, and left out
         try:
-            stores[name] = ctx.read(name).entries
+            counts.update(ctx.counts([name]))
+            usable.append(name)
         except StoreError as exc:
             warnings.append(str(exc))
-            stores[name] = {}
-    brief = Brief(generated=now.astimezone().strftime("%Y-%m-%d %H:%M"),
-                  counts={n: len(e) for n, e in stores.items()}, days=days, warnings=warnings)
+            counts[name] = 0
+    brief = Brief(now.astimezone().strftime("%Y-%m-%d %H:%M"), counts, days)
+    brief.warnings = warnings
     printed: set[tuple[str, str]] = set()
 
-    focus = stores["shared"].get(FOCUS_KEY)
-    if focus is not None:
-        brief.focus = _item(Result("shared", FOCUS_KEY, focus), FOCUS_BOUND)
-        printed.add(("shared", FOCUS_KEY))
-
-    def current(name: str, test) -> list[Result]:
-        return [Result(name, k, e) for k, e in stores[name].items()
-                if e.get("status") != "superseded" and test(k, e)]
-
-    def instruction(key: str, entry: Entry) -> bool:
-        tags = entry.get("tags") if isinstance(entry.get("tags"), list) else []
-        return (entry.get("source") == "operator" and any(t in tags for t in INSTRUCTION_TAGS)
-                and not _is_decision(key, entry))
+    if "shared" in usable:
+        focus = ctx.find(FOCUS_KEY, "shared")
+        if focus is not None:
+            brief.focus = _item(Result("shared", FOCUS_KEY, focus), FOCUS_BOUND)
+            printed.add(("shared", FOCUS_KEY))
 
     limit, bound = INSTRUCTIONS
-    chosen = heapq.nsmallest(limit, current("operator", instruction) + current("shared", instruction),
-                             key=result_order)
+    where = Where().add("source = 'operator'").add("(status IS NULL OR status != 'superseded')")
+    chosen = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, limit,
+                       where.tags(INSTRUCTION_TAGS))
     brief.instructions = [_item(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)
 
@@ -145,18 +135,24 @@ def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_C
         limit, bound = OPEN
         items = open_items(summary.read())
         brief.open_from = summary.relpath
-        brief.open_items = [Item(text=excerpt(i, bound)) for i in items[:limit]]
+        brief.open_items = [Item(excerpt(i, bound)) for i in items[:limit]]
         brief.open_more = max(0, len(items) - limit)
 
     limit, bound = DECISIONS
     horizon = now - timedelta(hours=24 * days)
-    recent = current("shared", lambda k, e: _is_decision(k, e) and model.ts_key(e.get("timestamp")) >= horizon)
-    chosen = heapq.nsmallest(limit, recent, key=result_order)
+
+    def decision(r: Result) -> bool:
+        return (r.entry.get("status") != "superseded" and _is_decision(r.key, r.entry)
+                and model.ts_key(r.entry.get("timestamp")) >= horizon)
+    where = Where().add("ts >= ?", horizon.timestamp() - 0.001) \
+        .add("(status IS NULL OR status != 'superseded')") \
+        .add(f"(instr(tags, ?) > 0 OR substr(key, 1, 8) = 'decision')", "\x1fdecision\x1f")
+    chosen = ctx.query(["shared"] if "shared" in usable else [], decision, limit, where)
     brief.decisions = [_item(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)
 
-    rest = (Result(n, k, e) for n in model.STORES for k, e in stores[n].items() if (n, k) not in printed)
-    brief.changes = [_item(r, CHANGES_BOUND) for r in heapq.nsmallest(max(changes, 0), rest, key=result_order)]
+    rest = ctx.query(usable, lambda r: (r.store, r.key) not in printed, max(changes, 0))
+    brief.changes = [_item(r, CHANGES_BOUND) for r in rest]
     return brief
 
 

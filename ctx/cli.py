@@ -148,9 +148,9 @@ def cli() -> None:
     pass
 
 
-def _context():
+def _context(**options):
     from .ops import Context
-    context = Context()
+    context = Context(**options)
     click.get_current_context().meta["ctx.context"] = context
     return context
 
@@ -226,7 +226,7 @@ def start(days: int, changes: int) -> None:
     so), so a harness hook never fails a session.
     """
     from .brief import start_payload
-    ctx = _context()
+    ctx = _context(cache="read")  # start writes nothing, not even the index (§5.1)
     try:
         click.echo(start_payload(ctx, days=days, changes=changes, commit=_head(ctx)), nl=False)
     except CtxError as error:

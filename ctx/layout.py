@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
@@ -51,13 +50,13 @@ def check_root(root: Path) -> None:
                                "(check CTX_HOME)")
 
 
-@dataclass
 class LayoutReport:
     """What ``ensure_layout`` found and what it created."""
 
-    root: Path
-    created: list[str] = field(default_factory=list)
-    existed: bool = True
+    __slots__ = ("root", "created", "existed")
+
+    def __init__(self, root: Path, created: list[str] | None = None, existed: bool = True) -> None:
+        self.root, self.created, self.existed = root, created or [], existed
 
 
 def ensure_layout(root: Path, memory_only: bool = False) -> LayoutReport:

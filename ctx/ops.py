@@ -9,57 +9,28 @@ is released. Reads take no lock and write nothing (§4.6).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
 
 from . import model
 from .errors import CredentialRefused, InvalidArgument, NotFound, StoreError
 from .layout import LayoutReport, author_from_env, check_root, ensure_layout, resolve_root
 from .model import DEFAULT_STORE, STORES, Entry
-from .secrets import scan
-from .store import StoreFile, atomic_write, check_writable, context_lock, read_store, write_store
+from .store import (StoreFile, atomic_write, check_writable, context_lock, parse_store, read_store,
+                    store_path, write_store)
+
+if TYPE_CHECKING:
+    from .changes import Change, Edit, Outcome
 
 
-@dataclass
-class Edit:
-    """One entry a write changed: its state before and after (None: absent)."""
-
-    store: str
-    key: str
-    before: Entry | None
-    after: Entry | None
-
-
-@dataclass
-class Change:
-    """One write, as the recorder (the git layer) sees it: one commit."""
-
-    operation: str
-    edits: list[Edit]
-    paths: list[str]
-    author: str | None
-    forced: bool = False
-    subject: str | None = None
-    trailers: list[tuple[str, str]] = field(default_factory=list)
-
-    parents: list[str] = field(default_factory=list)
-
-    @property
-    def single(self) -> Edit | None:
-        return self.edits[0] if len(self.edits) == 1 else None
-
-
-@dataclass
-class Outcome:
-    """What a ``transact`` mutation did beyond its store edits."""
-
-    edits: list[Edit]
-    files: dict[str, bytes | None] = field(default_factory=dict)  # path -> content; None removes
-    parents: list[str] = field(default_factory=list)              # extra commit parents (a merge)
-    subject: str | None = None
-    trailers: list[tuple[str, str]] = field(default_factory=list)
+def __getattr__(name: str):
+    """``ctx.ops.Edit`` and friends, imported on first use (writes only)."""
+    if name in ("Change", "Edit", "Outcome"):
+        from . import changes
+        return getattr(changes, name)
+    raise AttributeError(name)
 
 
 class Recorder(Protocol):
@@ -85,26 +56,32 @@ class NullRecorder:
         return None
 
 
-@dataclass
 class Result:
     """One entry found by get, search or list: it names its store and key (§4.6)."""
 
-    store: str
-    key: str
-    entry: Entry
+    __slots__ = ("store", "key", "entry")
+
+    def __init__(self, store: str, key: str, entry: Entry) -> None:
+        self.store, self.key, self.entry = store, key, entry
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Result) and (self.store, self.key, self.entry) == \
+            (other.store, other.key, other.entry)
+
+    def __repr__(self) -> str:
+        return f"Result({self.store!r}, {self.key!r}, {self.entry!r})"
 
 
-@dataclass
 class Filters:
     """The filters of §4.6, combined with AND."""
 
-    store: str | None = None
-    tags: tuple[str, ...] = ()
-    source: str | None = None
-    status: str | None = None
-    scope: str | None = None
-    since: datetime | None = None
-    prefix: str | None = None
+    __slots__ = ("store", "tags", "source", "status", "scope", "since", "prefix")
+
+    def __init__(self, store: str | None = None, tags: tuple[str, ...] = (), source: str | None = None,
+                 status: str | None = None, scope: str | None = None, since: datetime | None = None,
+                 prefix: str | None = None) -> None:
+        self.store, self.tags, self.source, self.status = store, tuple(tags), source, status
+        self.scope, self.since, self.prefix = scope, since, prefix
 
     def passes(self, store: str, key: str, entry: Entry) -> bool:
         if self.store and store != self.store:
@@ -130,6 +107,27 @@ class Filters:
             return False
         return True
 
+    def where(self, needle: str = ""):
+        """The SQL the index narrows by: never stricter than ``passes``."""
+        from .cache import Where
+        where = Where()
+        if self.prefix:
+            where.add("substr(key, 1, ?) = ?", len(self.prefix), self.prefix)
+        where.tags(self.tags)
+        if self.source:
+            where.add("source = ?", self.source)
+        if self.status == "current":
+            where.add("status IS NULL")
+        elif self.status:
+            where.add("status = ?", self.status)
+        if self.scope:
+            where.add("scope = ?", self.scope)
+        if self.since:
+            where.add("ts >= ?", self.since.timestamp() - 0.001)
+        if needle:
+            where.add("(instr(lkey, ?) > 0 OR instr(lvalue, ?) > 0)", needle, needle)
+        return where
+
 
 def result_order(result: Result) -> tuple:
     """Newest ``timestamp`` first, then store (operator, shared, agent), then key."""
@@ -149,11 +147,21 @@ class Context:
     """One context root and the operations of §4 on it."""
 
     def __init__(self, root: Path | None = None, author: str | None = None, *,
-                 recorder_factory: Callable[[Path], Recorder] | None = None) -> None:
+                 recorder_factory: Callable[[Path], Recorder] | None = None,
+                 cache: str = "update") -> None:
+        """``cache``: "update" (reads may rebuild the index), "read" (use it only
+        when it is fresh, write nothing: ``start``), or "off"."""
         self.root = resolve_root() if root is None else Path(root)
         self.author = author_from_env() if author is None else (author.strip() or None)
         self._recorder_factory = recorder_factory or _default_recorder
         self._recorder: Recorder | None = None
+        if os.environ.get("CTX_NO_CACHE", "").strip() not in ("", "0"):
+            cache = "off"
+        self._cache_mode = cache
+        self._cache = None
+        self._cache_opened = False
+        self._parsed: dict[str, StoreFile] = {}
+        self._snapshots = 0
 
     @property
     def warnings(self) -> list[str]:
@@ -167,25 +175,119 @@ class Context:
         return self._recorder
 
     # --- reads -------------------------------------------------------------
+    # Each read asks the index (ctx/cache.py) first: fresh, it answers without
+    # parsing a store file; otherwise (no repository, stale and read-only,
+    # SQLite trouble) the store files are parsed, as the spec describes.
 
     def read(self, store: str) -> StoreFile:
-        check_root(self.root)
-        return read_store(self.root, model.validate_store(store))
+        """A store as parsed from its file (once per ``snapshot``)."""
+        cached = self._parsed.get(store) if self._snapshots else None
+        if cached is None:
+            check_root(self.root)
+            cached = read_store(self.root, model.validate_store(store))
+            if self._snapshots:
+                self._parsed[store] = cached
+        return cached
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see each store as they first found it: a composite read (the
+        brief) parses or validates each store once, and gives one consistent view."""
+        self._snapshots += 1
+        try:
+            yield
+        finally:
+            self._snapshots -= 1
+            if not self._snapshots:
+                self._parsed.clear()
+                if self._cache is not None:
+                    self._cache.forget()
 
     def stores(self, only: str | None = None) -> list[StoreFile]:
         names = [model.validate_store(only)] if only else list(STORES)
         return [self.read(name) for name in names]
 
+    def _index(self, stores: list[str]):
+        """The index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
+        if self._cache_mode == "off":
+            return None
+        if not self._cache_opened:
+            self._cache_opened = True
+            from .cache import Index
+            self._cache = Index.open(self.root, writable=self._cache_mode == "update")
+        index = self._cache
+        if index is None:
+            return None
+        if not self._snapshots:
+            index.forget()
+        if index.fresh(stores):
+            return index
+        if not index.writable:
+            return None
+        import sqlite3
+        from .store import read_raw
+        try:
+            for name in stores:
+                if index.fresh([name]):
+                    continue
+                check_root(self.root)
+                found = read_raw(store_path(self.root, name))
+                if found is None:
+                    index.rebuild(name, None, None, b"")
+                else:
+                    parsed = parse_store(name, store_path(self.root, name), *found)
+                    if self._snapshots:
+                        self._parsed[name] = parsed
+                    index.rebuild(name, parsed.entries, found[1], found[0])
+        except sqlite3.Error:
+            return None
+        return index if index.fresh(stores) else None
+
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
-        entry = self.read(store).entries.get(key)
+        model.validate_store(store)
+        index = self._index([store])
+        entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
         if entry is None:
             raise NotFound(f"no entry {key!r} in store {store!r}")
         return entry
 
+    def find(self, key: str, store: str) -> Entry | None:
+        """``get`` without the error: None when the key is absent."""
+        try:
+            return self.get(key, store)
+        except NotFound:
+            return None
+
     def get_all(self, key: str) -> list[Result]:
-        found = [Result(s.name, key, s.entries[key]) for s in self.stores() if key in s.entries]
+        found = [Result(s, key, e) for s in STORES if (e := self.find(key, s)) is not None]
         if not found:
             raise NotFound(f"no entry {key!r} in any store")
+        return found
+
+    def query(self, stores: list[str], test: Callable[[Result], bool], limit: int | None = None,
+              where=None) -> list[Result]:
+        """Entries of ``stores`` for which ``test`` holds, in result order, cut at ``limit``.
+
+        ``where`` (a ``cache.Where``) may narrow the index's scan; it must pass
+        every entry ``test`` accepts.
+        """
+        if limit is not None and limit <= 0:
+            return []
+        index = self._index(stores)
+        if index is not None:
+            out: list[Result] = []
+            for store, key, entry in index.ordered(stores, where):
+                result = Result(store, key, entry)
+                if test(result):
+                    out.append(result)
+                    if limit is not None and len(out) >= limit:
+                        break
+            return out
+        found = [r for s in stores for k, e in self.read(s).entries.items() if test(r := Result(s, k, e))]
+        if limit is not None and limit < len(found):
+            import heapq
+            return heapq.nsmallest(limit, found, key=result_order)
+        found.sort(key=result_order)
         return found
 
     def select(self, filters: Filters, pattern: str | None = None,
@@ -194,26 +296,32 @@ class Context:
         if limit is not None and limit < 0:
             raise InvalidArgument("--limit must be 0 or more")
         needle = pattern.lower() if pattern else ""
-        results: list[Result] = []
-        for store in self.stores(filters.store):
-            for key, entry in store.entries.items():
-                if not filters.passes(store.name, key, entry):
-                    continue
-                if needle and needle not in key.lower() and \
-                        needle not in model.value_text(entry.get("value")).lower():
-                    continue
-                results.append(Result(store.name, key, entry))
-        results.sort(key=result_order)
-        return results if limit is None else results[:limit]
+        stores = [model.validate_store(filters.store)] if filters.store else list(STORES)
 
-    def counts(self) -> dict[str, int]:
-        return {s.name: len(s.entries) for s in self.stores()}
+        def test(r: Result) -> bool:
+            if not filters.passes(r.store, r.key, r.entry):
+                return False
+            return not needle or needle in r.key.lower() or \
+                needle in model.value_text(r.entry.get("value")).lower()
+        return self.query(stores, test, limit, filters.where(needle))
+
+    def counts(self, stores: list[str] | None = None) -> dict[str, int]:
+        stores = list(stores or STORES)
+        index = self._index(stores)
+        if index is not None:
+            return index.counts(stores)
+        return {name: len(self.read(name).entries) for name in stores}
+
+    @property
+    def cache_mode(self) -> str:
+        return self._cache_mode
 
     # --- the write path --------------------------------------------------------
 
     def _refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
         if force:
             return
+        from .secrets import scan
         for name, content in fields.items():
             if content is None:
                 continue
@@ -240,6 +348,7 @@ class Context:
         """
         names = [model.validate_store(s) for s in stores]
         self._make_root()
+        self._parsed.clear()
         with context_lock(self.root):
             self.recorder.prepare()
             try:
@@ -248,6 +357,7 @@ class Context:
             except BaseException:
                 self.recorder.settle()  # what prepare set up is committed, not left lying
                 raise
+            from .changes import Change, Outcome
             outcome = result if isinstance(result, Outcome) else Outcome(list(result))
             edits = [e for e in outcome.edits if e.before != e.after]
             if not edits and not outcome.files and not outcome.parents:
@@ -260,9 +370,11 @@ class Context:
                 stamp = model.now()
                 for name in changed:
                     check_writable(stores_read[name])
+                old_identity = {}
                 for name in changed:
                     store = stores_read[name]
                     old = store.raw if store.exists else None
+                    old_identity[name] = store.identity
                     store.data["last_updated"] = stamp
                     write_store(store)
                     written.append((store.path, old))
@@ -276,11 +388,35 @@ class Context:
             except BaseException:
                 _restore(written)  # a write that is not committed is not made
                 raise
+            self._index_writes(stores_read, changed, old_identity, edits)
             return edits
+
+    def _index_writes(self, stores: dict[str, StoreFile], changed: list[str],
+                      old_identity: dict, edits: list) -> None:
+        """Keep the index in step with this write (it is rebuilt later if this fails)."""
+        if self._cache_mode == "off":
+            return
+        from .cache import Index
+        index = self._cache if self._cache is not None else Index.open(self.root, writable=True, create=False)
+        if index is None:
+            return
+        import sqlite3
+        try:
+            for name in changed:
+                store = stores[name]
+                touched = [(e.key, e.after) for e in edits if e.store == name]
+                index.apply(name, old_identity.get(name), store.identity, store.raw, touched,
+                            len(store.entries))
+        except sqlite3.Error:
+            pass
+        finally:
+            if index is not self._cache:
+                index.close()
 
     def _write(self, operation: str, store: str, key: str,
                change: Callable[[Entry | None], Entry | None], *, forced: bool = False) -> Entry | None:
         """One entry's write, through ``transact``; returns the entry after it."""
+        from .changes import Edit
         result: list[Entry | None] = []
 
         def mutate(files: dict[str, StoreFile]) -> list[Edit]:
@@ -306,6 +442,7 @@ class Context:
         with context_lock(self.root):
             self.recorder.prepare()
             report = ensure_layout(self.root)
+            from .changes import Change
             self.recorder.record(Change("init", [], ["RULES.md"], self.author))
         report.existed = first.existed
         report.created = first.created + report.created
@@ -427,5 +564,5 @@ def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:
             yield Result(store.name, key, entry)
 
 
-__all__ = ["Change", "Context", "Edit", "Outcome", "Filters", "NullRecorder", "Recorder", "Result",
+__all__ = ["Context", "Filters", "NullRecorder", "Recorder", "Result",
            "StoreError", "iter_entries", "result_order"]

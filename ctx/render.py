@@ -6,9 +6,8 @@ import json
 from typing import Any
 
 from . import model
-from .brief import excerpt, local_time
 from .model import Entry
-from .ops import Result
+from .text import excerpt, local_time
 
 LINE_BOUND = 100
 _ORDER = ("value", "source", "author", "basis", "scope", "tags", "derivation", "created",
@@ -31,7 +30,7 @@ def value_block(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def show_entry(result: Result, verbose: bool = False) -> str:
+def show_entry(result, verbose: bool = False) -> str:
     """A full display of one entry: header, value, then a line of its fields."""
     entry = result.entry
     lines = [f"{result.store}/{result.key}{status_tag(entry)}", value_block(entry.get("value"))]
@@ -60,12 +59,12 @@ def show_entry(result: Result, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-def result_line(result: Result) -> str:
+def result_line(result) -> str:
     """One line per result for search and list."""
     entry = result.entry
     return (f"{result.store}/{result.key}{status_tag(entry)}  {local_time(entry.get('timestamp'))}  "
             f"{excerpt(entry.get('value'), LINE_BOUND)}")
 
 
-def result_json(result: Result) -> dict[str, Any]:
+def result_json(result) -> dict[str, Any]:
     return {"store": result.store, "key": result.key, "entry": result.entry}

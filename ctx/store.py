@@ -14,10 +14,8 @@ import fcntl
 import json
 import os
 import stat
-import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 from contextlib import contextmanager
@@ -32,15 +30,21 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-@dataclass
+Identity = tuple  # (size, mtime_ns, inode) of a store file: what a cache is checked against
+
+
 class StoreFile:
     """One parsed store file; ``data`` is the whole top-level object."""
 
-    name: str
-    path: Path
-    data: dict[str, Any]
-    exists: bool
-    raw: bytes = field(default=b"", repr=False)
+    __slots__ = ("name", "path", "data", "exists", "raw", "identity")
+
+    def __init__(self, name: str, path: Path, data: dict[str, Any], exists: bool,
+                 raw: bytes = b"", identity: Identity | None = None) -> None:
+        self.name, self.path, self.data, self.exists = name, path, data, exists
+        self.raw, self.identity = raw, identity
+
+    def __repr__(self) -> str:
+        return f"StoreFile({self.name!r}, {str(self.path)!r}, exists={self.exists})"
 
     @property
     def entries(self) -> dict[str, Entry]:
@@ -55,7 +59,44 @@ def store_path(root: Path, name: str) -> Path:
     return root / "memory" / f"{name}.json"
 
 
-def parse_store(name: str, path: Path, raw: bytes) -> StoreFile:
+def identity_of(st: os.stat_result) -> Identity:
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def read_raw(path: Path) -> tuple[bytes, Identity] | None:
+    """A file's bytes and the identity of exactly those bytes; None when missing.
+
+    The identity is taken from the open file before and after reading, so a
+    cache keyed by it never describes bytes other than these.
+    """
+    for _ in range(5):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise StoreError(f"{path}: is a directory, not a store file") from None
+        except PermissionError:
+            raise StoreError(f"{path}: permission denied") from None
+        try:
+            before = identity_of(os.fstat(fd))
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 22)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            after = identity_of(os.fstat(fd))
+        except IsADirectoryError:
+            raise StoreError(f"{path}: is a directory, not a store file") from None
+        finally:
+            os.close(fd)
+        if before == after:
+            return b"".join(chunks), after
+    raise StoreError(f"{path}: kept changing while being read")
+
+
+def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = None) -> StoreFile:
     """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong."""
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -74,26 +115,21 @@ def parse_store(name: str, path: Path, raw: bytes) -> StoreFile:
         if not isinstance(entry, dict):
             raise StoreError(f"{path}: entry {key!r} is not an object; ctx will not overwrite it")
     data.setdefault("entries", entries)
-    return StoreFile(name=name, path=path, data=data, exists=True, raw=raw)
+    return StoreFile(name, path, data, True, raw, identity)
 
 
 def empty_store(name: str, path: Path) -> StoreFile:
     data = {"type": name, "version": FORMAT_VERSION, "last_updated": None, "entries": {}}
-    return StoreFile(name=name, path=path, data=data, exists=False)
+    return StoreFile(name, path, data, False)
 
 
 def read_store(root: Path, name: str) -> StoreFile:
     """Read one store; a missing file is an empty store (§8.2)."""
     path = store_path(root, name)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    found = read_raw(path)
+    if found is None:
         return empty_store(name, path)
-    except IsADirectoryError:
-        raise StoreError(f"{path}: is a directory, not a store file") from None
-    except PermissionError:
-        raise StoreError(f"{path}: permission denied") from None
-    return parse_store(name, path, raw)
+    return parse_store(name, path, *found)
 
 
 def check_writable(store: StoreFile) -> None:
@@ -115,18 +151,32 @@ def serialize(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def atomic_write(path: Path, content: bytes) -> None:
-    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3)."""
+def _temporary(directory: Path, name: str) -> tuple[int, str]:
+    """A new, uniquely named file beside the target, open for writing (mode 0600)."""
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}{TMP_SUFFIX}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise StoreError(f"cannot create a temporary file in {directory}")
+
+
+def atomic_write(path: Path, content: bytes) -> Identity:
+    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3).
+
+    Returns the new file's identity (size, mtime, inode).
+    """
     directory = path.parent
     if directory.is_symlink():
         raise StoreError(f"{directory}: is a symbolic link; ctx never writes through a link")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=directory)
+    fd, tmp = _temporary(directory, path.name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, FILE_MODE)
+            identity = identity_of(os.fstat(handle.fileno()))
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -135,6 +185,7 @@ def atomic_write(path: Path, content: bytes) -> None:
             pass
         raise
     _fsync_dir(directory)
+    return identity
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -154,7 +205,7 @@ def write_store(store: StoreFile) -> bytes:
     """Serialize and atomically replace a store file; returns the bytes written."""
     check_writable(store)
     content = serialize(store.data)
-    atomic_write(store.path, content)
+    store.identity = atomic_write(store.path, content)
     store.raw = content
     store.exists = True
     return content

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 SUMMARY_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([b-z]|z+[a-z])?_session\.md")
 
 
-@dataclass
 class Summary:
-    name: str
-    path: Path
+    __slots__ = ("name", "path")
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name, self.path = name, path
+
+    def __repr__(self) -> str:
+        return f"Summary({self.name!r})"
 
     @property
     def relpath(self) -> str:

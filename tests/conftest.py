@@ -152,12 +152,21 @@ def write_store_file(root: Path, store: str, new_entries: dict[str, Any],
     return path
 
 
-def snapshot(directory: Path) -> dict[str, str]:
-    """Every directory and file under ``directory`` with a hash of its bytes."""
+def snapshot(directory: Path, with_cache: bool = False) -> dict[str, str]:
+    """Every directory and file under ``directory`` with a hash of its bytes.
+
+    Reads may keep a rebuildable index in ``.git/ctx/`` (issue: "a cache they
+    keep lives in an ignored place"); it is left out unless ``with_cache``.
+    ``start`` writes nothing at all: check it with ``with_cache=True``.
+    """
     out: dict[str, str] = {}
     if not directory.exists():
         return out
+    cache = os.path.join(str(directory), ".git", "ctx")
     for d, dirs, files in os.walk(directory):
+        if not with_cache and (d == cache or d.startswith(cache + os.sep)):
+            dirs[:] = []
+            continue
         for name in dirs:
             out[os.path.join(d, name)] = "directory"
         for name in files:

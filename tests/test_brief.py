@@ -6,9 +6,10 @@ import os
 import re
 from datetime import datetime, timezone
 
+import json
 import pytest
 
-from conftest import make_entry, snapshot, write_store_file
+from conftest import make_entry, snapshot, store_path, write_store_file
 from ctx import summaries
 from ctx.brief import build_brief, excerpt, render_brief, start_payload
 from ctx.ops import Context
@@ -444,6 +445,9 @@ def test_start_and_reads_write_nothing(root, briefing, run):
     (root / "RULES.md").write_text("rules\n")
     _summary(root, "2026-01-11_session.md", "## Open\n- item\n")
     assert run("set", "k", "a write first, so a repository may exist").exit_code == 0
+    strict = snapshot(root, with_cache=True)
+    assert run("start").exit_code == 0
+    assert snapshot(root, with_cache=True) == strict  # start writes nothing, not even a cache
     before = snapshot(root)
     for args in (["start"], ["brief"], ["brief", "--json"], ["get", "k"], ["get", "k", "--all"],
                  ["search", "x"], ["list"], ["list", "--keys-only"], ["get", "pref_a", "-s",
@@ -478,3 +482,16 @@ def test_start_when_ctx_home_is_a_file_exits_0(root, run):
     assert result.exit_code == 0
     assert re.search(r"could not be read|is a file", result.stdout)
     assert root.read_text() == "not a directory"
+
+
+def test_start_writes_nothing_even_with_a_stale_index(root, run):
+    assert run("set", "k", "one").exit_code == 0
+    assert run("get", "k").exit_code == 0            # builds the index in .git/ctx
+    assert (root / ".git" / "ctx").is_dir()
+    data = json.loads(store_path(root, "shared").read_text())
+    data["entries"]["outside"] = make_entry("written by another tool")
+    store_path(root, "shared").write_text(json.dumps(data, indent=2))  # the index is now stale
+    strict = snapshot(root, with_cache=True)
+    result = run("start")
+    assert result.exit_code == 0 and "outside" in result.stdout
+    assert snapshot(root, with_cache=True) == strict
