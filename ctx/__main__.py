@@ -1,5 +1,5 @@
 """``python -m ctx`` runs the command line."""
 
-from .cli import main
+from .fastcli import main
 
 main()

@@ -6,49 +6,17 @@ stderr and an exit status from ``ExitStatus``, in ``CtxGroup.invoke``.
 
 from __future__ import annotations
 
-import json
-import re
 import sys
-from enum import IntEnum
 from typing import Any
 
 import click
 
 from . import SPEC_VERSION, __version__
-from .errors import (Conflict, ContextRootError, CredentialRefused, CtxError, GitError,
-                     InvalidArgument, LockTimeout, NotFound, StoreError)
+from . import commands
+from .argv import OptionBetweenWords, split
+from .errors import CtxError
+from .exits import ExitStatus, exit_status_for, internal_error_line, os_error_line  # noqa: F401
 from .model import BASES, SCOPES, SOURCES, STATUSES, STORES
-
-
-class ExitStatus(IntEnum):
-    """Exit statuses of every command (documented in ``ctx --help``)."""
-
-    OK = 0
-    NOT_FOUND = 1
-    USAGE = 2          # click's own usage errors use 2 as well
-    STORE = 3          # a store file ctx will not write, a bad context root
-    REFUSED = 4        # a credential refused (§11), a conflict
-    BUSY = 5           # the lock or the repository stayed busy
-    FAILED = 6         # any other failed write
-
-
-_EXIT_FOR = (
-    (NotFound, ExitStatus.NOT_FOUND),
-    (InvalidArgument, ExitStatus.USAGE),
-    (StoreError, ExitStatus.STORE),
-    (ContextRootError, ExitStatus.STORE),
-    (CredentialRefused, ExitStatus.REFUSED),
-    (Conflict, ExitStatus.REFUSED),
-    (LockTimeout, ExitStatus.BUSY),
-    (GitError, ExitStatus.FAILED),
-)
-
-
-def exit_status_for(error: CtxError) -> ExitStatus:
-    for kind, status in _EXIT_FOR:
-        if isinstance(error, kind):
-            return status
-    return ExitStatus.FAILED
 
 
 class CtxGroup(click.Group):
@@ -61,7 +29,7 @@ class CtxGroup(click.Group):
             click.echo(f"ctx: {error}", err=True)
             ctx.exit(exit_status_for(error))
         except OSError as error:
-            click.echo(f"ctx: {error.strerror or error}: {error.filename or ''}".rstrip(": "), err=True)
+            click.echo(os_error_line(error), err=True)
             ctx.exit(ExitStatus.FAILED)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
@@ -69,55 +37,35 @@ class CtxGroup(click.Group):
             import os
             if os.environ.get("CTX_DEBUG"):
                 raise
-            click.echo(f"ctx: internal error: {type(error).__name__}: {error} "
-                       "(set CTX_DEBUG=1 for the traceback)", err=True)
+            click.echo(internal_error_line(error), err=True)
             ctx.exit(ExitStatus.FAILED)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # in the order they were defined, not sorted
 
 
-_NEGATIVE_NUMBER = re.compile(r"^-\d")
-
-
 class WordsCommand(click.Command):
     """Options before or after a command's words, never between them (§9.1).
 
     ``--`` ends the options; a word like ``-5`` is a word, not an option.
-    The arguments are normalised to ``OPTIONS -- WORDS`` before click sees
-    them, so click's own parser never mistakes a value for an option.
+    The arguments are normalised to ``OPTIONS -- WORDS`` (``argv.split``)
+    before click sees them, so click never mistakes a value for an option.
     """
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        takes_value: dict[str, bool] = {}
+    def takes_value(self, ctx: click.Context) -> dict[str, bool]:
+        out: dict[str, bool] = {}
         for param in self.get_params(ctx):
             if isinstance(param, click.Option):
                 for name in param.opts + param.secondary_opts:
-                    takes_value[name] = not (param.is_flag or param.count)
-        options: list[str] = []
-        words: list[tuple[int, str]] = []
-        i = 0
-        while i < len(args):
-            token = args[i]
-            if token == "--":
-                words += [(j, w) for j, w in enumerate(args[i + 1:], start=i + 1)]
-                break
-            if token.startswith("-") and len(token) > 1 and not _NEGATIVE_NUMBER.match(token):
-                name = token.split("=", 1)[0] if token.startswith("--") else token[:2]
-                options.append(token)
-                if takes_value.get(name) and "=" not in token and len(name) == len(token) \
-                        and i + 1 < len(args):
-                    options.append(args[i + 1])
-                    i += 1
-            else:
-                words.append((i, token))
-            i += 1
-        for (p, _), (q, _) in zip(words[1:], words[2:]):
-            if any(t != "--" for t in args[p + 1:q]):
-                raise click.UsageError(
-                    "an option between the value's words is not allowed: put options before "
-                    "or after the words, or quote the value", ctx)
-        return super().parse_args(ctx, options + ["--"] + [w for _, w in words])
+                    out[name] = not (param.is_flag or param.count)
+        return out
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            options, words = split(args, self.takes_value(ctx))
+        except OptionBetweenWords as exc:
+            raise click.UsageError(exc.message, ctx) from None
+        return super().parse_args(ctx, options + ["--"] + words)
 
 
 ROOT_HELP = f"""ctx: one shared memory for an operator and their AI agents.
@@ -156,7 +104,11 @@ def _context(**options):
 
 
 def _emit_json(payload: Any) -> None:
-    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    commands.emit_json(click.echo, payload)
+
+
+def _err(text: str) -> None:
+    click.echo(text, err=True)
 
 
 store_option = click.option("--store", "-s", default="shared", show_default=True,
@@ -166,16 +118,6 @@ force_option = click.option("--force", is_flag=True,
                             help="Store it even if it looks like a credential (§11).")
 
 
-def _write_done(result: dict[str, Any], message: str, as_json: bool,
-                warnings: list[str] | None = None) -> None:
-    context = click.get_current_context().meta.get("ctx.context")
-    warnings = (warnings or []) + (context.warnings if context is not None else [])
-    for warning in warnings:
-        click.echo(f"ctx: {warning}", err=True)
-    if as_json:
-        _emit_json({**result, "warnings": warnings or []})
-    else:
-        click.echo(message)
 
 
 # --- init, start, brief -----------------------------------------------------------
@@ -225,21 +167,7 @@ def start(days: int, changes: int) -> None:
     Writes nothing, and exits 0 even on an empty or missing context (it says
     so), so a harness hook never fails a session.
     """
-    from .brief import start_payload
-    ctx = _context(cache="read")  # start writes nothing, not even the index (§5.1)
-    try:
-        click.echo(start_payload(ctx, days=days, changes=changes, commit=_head(ctx)), nl=False)
-    except CtxError as error:
-        click.echo(f"ctx: the context at {ctx.root} could not be read: {error}")
-
-
-def _head(ctx) -> str | None:
-    """The short id of the commit the stores are at, without writing anything."""
-    try:
-        from ctxgit.refs import head_short_id
-    except ImportError:
-        return None
-    return head_short_id(ctx.root)
+    commands.start(_context(cache="read"), click.echo, days, changes)  # writes nothing, not even the index
 
 
 @cli.command(short_help="The one-screen brief (§5.2).", epilog="""\b
@@ -257,14 +185,7 @@ JSON shape (--json): {"generated", "commit", "counts": {store: n},
 @json_option
 def brief(days: int, changes: int, as_json: bool) -> None:
     """Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes."""
-    from .brief import build_brief, render_brief
-    ctx = _context()
-    built = build_brief(ctx, days=days, changes=changes)
-    built.commit = _head(ctx)
-    if as_json:
-        _emit_json(built.as_json())
-    else:
-        click.echo(render_brief(built), nl=False)
+    commands.brief(_context(), click.echo, days, changes, as_json)
 
 
 # --- get --------------------------------------------------------------------------
@@ -285,18 +206,7 @@ JSON shape: {"store", "key", "entry"}; with --all, a list of them.
 @json_option
 def get(key: str, store: str, all_stores: bool, at: str | None, verbose: bool, as_json: bool) -> None:
     """Print one entry with its status (§4.1). Exits 1 when the key is missing."""
-    from .ops import Result
-    from .render import result_json, show_entry
-    ctx = _context()
-    if at is not None:
-        from ctxgit.history import entries_as_of
-        results = entries_as_of(ctx.root, key, list(STORES) if all_stores else [store], at)
-    else:
-        results = ctx.get_all(key) if all_stores else [Result(store, key, ctx.get(key, store))]
-    if as_json:
-        _emit_json([result_json(r) for r in results] if all_stores else result_json(results[0]))
-        return
-    click.echo("\n\n".join(show_entry(r, verbose) for r in results))
+    commands.get(_context(), click.echo, key, store, all_stores, at, verbose, as_json)
 
 
 # --- writes ---------------------------------------------------------------------
@@ -324,14 +234,10 @@ def set_(key: str, value: tuple[str, ...], store: str, source: str | None, basis
         scope: str | None, tags: tuple[str, ...], derivation: str | None, force: bool,
         as_json: bool) -> None:
     """Write an entry (§4.2): KEY, then the value's words, joined by spaces."""
-    from .model import parse_value
     if not value:
         raise click.UsageError("set needs a value after the key")
-    ctx = _context()
-    entry = ctx.set(key, parse_value(" ".join(value)), store=store, source=source, basis=basis,
-                    scope=scope, tags=list(tags) if tags else None, derivation=derivation,
-                    force=force)
-    _write_done({"store": store, "key": key, "entry": entry}, f"set {store}/{key}", as_json)
+    commands.set_(_context(), click.echo, _err, key, list(value), store, source, basis, scope, list(tags),
+                  derivation, force, as_json)
 
 
 @cli.command(short_help="Mark an entry amended, with a note (§3.6).", cls=WordsCommand, epilog="""\b
@@ -347,8 +253,7 @@ def amend(key: str, note: tuple[str, ...], store: str, force: bool, as_json: boo
     """Mark an entry amended: prepend [Amended DATE: NOTE] to its value (§3.6)."""
     if not note:
         raise click.UsageError("amend needs a note after the key")
-    entry = _context().amend(key, " ".join(note), store=store, force=force)
-    _write_done({"store": store, "key": key, "entry": entry}, f"amended {store}/{key}", as_json)
+    commands.amend(_context(), click.echo, _err, key, list(note), store, force, as_json)
 
 
 @cli.command(short_help="Mark an entry superseded by another (§3.6).", epilog="""\b
@@ -363,9 +268,7 @@ Example:
 @json_option
 def supersede(key: str, by: str, note: str | None, store: str, force: bool, as_json: bool) -> None:
     """Mark an entry superseded by another; its value stays (§3.6)."""
-    entry, warnings = _context().supersede(key, by, note=note, store=store, force=force)
-    _write_done({"store": store, "key": key, "entry": entry},
-                f"superseded {store}/{key} by {by}", as_json, warnings)
+    commands.supersede(_context(), click.echo, _err, key, by, note, store, force, as_json)
 
 
 @cli.command(short_help="Mark an entry resolved (§3.6).", epilog="""\b
@@ -379,8 +282,7 @@ Example:
 @json_option
 def resolve(key: str, note: str | None, store: str, force: bool, as_json: bool) -> None:
     """Mark an issue or open item resolved; its value stays (§3.6)."""
-    entry = _context().resolve(key, note=note, store=store, force=force)
-    _write_done({"store": store, "key": key, "entry": entry}, f"resolved {store}/{key}", as_json)
+    commands.resolve(_context(), click.echo, _err, key, note, store, force, as_json)
 
 
 @cli.command(short_help="Set an entry's basis (§4.4).", epilog="""\b
@@ -393,8 +295,7 @@ Example:
 @json_option
 def basis(key: str, basis: str, store: str, as_json: bool) -> None:
     """Set an entry's basis without touching its timestamp (§4.4)."""
-    entry = _context().set_basis(key, basis, store=store)
-    _write_done({"store": store, "key": key, "entry": entry}, f"basis of {store}/{key}: {basis}", as_json)
+    commands.basis(_context(), click.echo, _err, key, basis, store, as_json)
 
 
 @cli.command(short_help="Remove an entry for good (§4.5).", epilog="""\b
@@ -407,9 +308,7 @@ Knowledge that turned out wrong is marked (amend, supersede), not deleted.
 @json_option
 def delete(key: str, store: str, as_json: bool) -> None:
     """Remove an entry for good: a wrong key, a duplicate, a secret (§4.5)."""
-    entry = _context().delete(key, store=store)
-    _write_done({"store": store, "key": key, "entry": entry, "deleted": True},
-                f"deleted {store}/{key}", as_json)
+    commands.delete(_context(), click.echo, _err, key, store, as_json)
 
 
 # --- search and list ------------------------------------------------------------
@@ -435,31 +334,6 @@ def _filter_options(func):
     return func
 
 
-def _filters(store, tags, source, status, scope, since, prefix):
-    from .model import parse_ts
-    from .ops import Filters
-    return Filters(store=store, tags=tuple(tags), source=source, status=status, scope=scope,
-                   since=parse_ts(since) if since is not None else None, prefix=prefix)
-
-
-def _print_results(results, verbose: bool, as_json: bool, keys_only: bool = False) -> None:
-    from .render import result_json, result_line, show_entry
-    if as_json:
-        if keys_only:
-            _emit_json([{"store": r.store, "key": r.key} for r in results])
-        else:
-            _emit_json([result_json(r) for r in results])
-        return
-    if keys_only:
-        for r in results:
-            click.echo(f"{r.store}/{r.key}")
-    elif verbose:
-        click.echo("\n\n".join(show_entry(r, True) for r in results))
-    else:
-        for r in results:
-            click.echo(result_line(r))
-
-
 @cli.command(short_help="Entries whose key or value has a pattern (§4.6).", cls=WordsCommand, epilog=f"""\b
 Examples:
   ctx search timeout
@@ -480,9 +354,8 @@ def search(pattern: str, store, tags, source, status, scope, since, prefix, limi
     words. Non-string values are matched on their compact JSON text. An
     empty pattern matches every entry.
     """
-    ctx = _context()
-    results = ctx.select(_filters(store, tags, source, status, scope, since, prefix), pattern, limit)
-    _print_results(results, verbose, as_json)
+    commands.search(_context(), click.echo, pattern, commands.filters(store, tags, source, status, scope, since,
+                                                                     prefix), limit, verbose, as_json)
 
 
 @cli.command("list", short_help="Entries that pass the filters (§4.6).", cls=WordsCommand, epilog=f"""\b
@@ -500,16 +373,15 @@ JSON shape: a list of {{"store", "key", "entry"}}; with --keys-only, of {{"store
 def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, limit: int | None,
           verbose: bool, as_json: bool) -> None:
     """Entries that pass the filters (§4.6)."""
-    ctx = _context()
-    results = ctx.select(_filters(store, tags, source, status, scope, since, prefix), None, limit)
-    _print_results(results, verbose, as_json, keys_only)
+    commands.list_(_context(), click.echo, commands.filters(store, tags, source, status, scope, since, prefix),
+                   keys_only, limit, verbose, as_json)
 
 
 from . import cli_git, cli_sync  # noqa: E402,F401  (register their commands on cli)
 
 
 def main() -> None:
-    """The console entry point."""
+    """The click front door (``fastcli.main`` hands over here for anything it does not take)."""
     cli(prog_name="ctx")
 
 

@@ -209,7 +209,8 @@ JSON shape: {"name", "path"}.
 @click.option("--agent", metavar="NAME", help="The agent's name (default: CTX_AUTHOR).")
 @click.option("--focus", metavar="TEXT", help="One line (default: current_focus's first line).")
 @click.option("--from-stdin", is_flag=True, help="Read the summary from stdin (else $EDITOR).")
-@click.option("--force", is_flag=True, help="Write it even if it looks like it holds a credential.")
+@click.option("--force", is_flag=True, help="Pass the credential check (a context under git "
+              "still refuses to commit a credential in a summary).")
 @json_option
 def summary_new(agent: str | None, focus: str | None, from_stdin: bool, force: bool,
                 as_json: bool) -> None:

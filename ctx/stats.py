@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import BASES, SCOPES, SOURCES, STATUSES, STORES
+from .model import BASES, SCOPES, SOURCES, STATUSES
 
 
 def _ordered(counter: Counter, known: tuple[str, ...] = ()) -> dict[str, int]:
@@ -104,5 +104,3 @@ def render(result: Stats) -> str:
             lines += [f"  {k.ljust(width)}  {v}" for k, v in repo["authors"].items()]
     return "\n".join(lines)
 
-
-__all__ = ["Stats", "entry_stats", "render", "repository_stats", "stats", "STORES"]

@@ -24,7 +24,6 @@ OPEN_ITEM_LIMIT = 150
 SECTIONS = ("Done", "Decisions", "Open", "Commits")
 _AGENT_LINE = re.compile(r"\*\*Agent:\*\*\s*(.*?)\s*(?:·|$)", re.M)
 _OPEN_HEADING = re.compile(r"^## open\s*$", re.M | re.I)
-_HEADING = re.compile(r"^# ", re.M)
 
 SECTION_HINTS = {
     "Done": "- What was built, found or decided, each with the ctx keys that hold it.",
