@@ -31,7 +31,6 @@ class Change:
     forced: bool = False
     subject: str | None = None
     trailers: list[tuple[str, str]] = field(default_factory=list)
-
     parents: list[str] = field(default_factory=list)
 
     @property
@@ -48,3 +47,6 @@ class Outcome:
     parents: list[str] = field(default_factory=list)              # extra commit parents (a merge)
     subject: str | None = None
     trailers: list[tuple[str, str]] = field(default_factory=list)
+    # True: ``edits`` name every entry that changed and nothing else changed (not a
+    # merge), so only those entries' text is rewritten (ctx/splice.py)
+    splice: bool = True

@@ -341,7 +341,8 @@ class Context:
 
         ``mutate`` runs under the lock, after the recorder has committed any
         change made outside ctx; it changes the stores' entries in place and
-        returns the edits it made, or an ``Outcome`` that also names other
+        returns the edits it made (every one of them: only their text is
+        rewritten in the file), or an ``Outcome`` that also names other
         files to write and extra commit parents (a merge). When nothing
         changed, nothing is written and nothing committed. When the commit
         fails, every file written is put back as it was.
@@ -376,7 +377,8 @@ class Context:
                     old = store.raw if store.exists else None
                     old_identity[name] = store.identity
                     store.data["last_updated"] = stamp
-                    write_store(store)
+                    write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
+                                if outcome.splice else None)
                     written.append((store.path, old))
                 for rel, content in outcome.files.items():
                     written.append(_write_file(self.root, rel, content))

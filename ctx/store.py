@@ -201,10 +201,20 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_store(store: StoreFile) -> bytes:
-    """Serialize and atomically replace a store file; returns the bytes written."""
+def write_store(store: StoreFile, edits: list | None = None) -> bytes:
+    """Atomically replace a store file with ``store.data``; returns the bytes written.
+
+    With ``edits`` (``(key, before, after)`` for every entry that changed, and
+    nothing else changed but ``last_updated``), only those entries' text is
+    rewritten (``splice.py``); otherwise the whole file is serialized.
+    """
     check_writable(store)
-    content = serialize(store.data)
+    content = None
+    if edits is not None and store.raw:
+        from .splice import splice
+        content = splice(store.raw, edits, store.data.get("last_updated"))
+    if content is None:
+        content = serialize(store.data)
     store.identity = atomic_write(store.path, content)
     store.raw = content
     store.exists = True
