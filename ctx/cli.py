@@ -127,13 +127,21 @@ Example:
   CTX_HOME=~/ctx ctx init --focus "Ship the upload fix, then the progress bar"
 """)
 @click.option("--focus", metavar="TEXT", help="Write current_focus (source operator, basis reported).")
-def init(focus: str | None) -> None:
+@click.option("--yes", "-y", is_flag=True, help="Ask nothing; take every default (the default off a terminal).")
+def init(focus: str | None, yes: bool) -> None:
     """Create the context root: memory/, sessions/ (0700) and RULES.md (0600).
 
     Never overwrites anything: on an existing root it creates only what is
-    missing and says so.
+    missing and says so. On a terminal, without --yes or --focus, it asks
+    §13.3's questions one at a time, each with its default: where the root
+    goes, the agent's name, which harnesses to wire, the current focus and
+    standing instructions.
     """
-    ctx = _context()
+    answers = None
+    if not yes and focus is None and sys.stdin.isatty() and sys.stdout.isatty():
+        from .setup import run_setup
+        answers = run_setup(lambda question, default: click.prompt(question, default=default))
+    ctx = _context(root=answers.root) if answers else _context()
     report = ctx.init()
     if not report.existed:
         click.echo(f"Created the context root {ctx.root}")
@@ -150,7 +158,31 @@ def init(focus: str | None) -> None:
         result = install(ctx.root)
         if result.status != "unchanged":
             click.echo(result.message())
+    if answers:
+        _finish_setup(ctx, answers)
     click.echo(f"Next: export CTX_HOME={ctx.root}; ctx start")
+
+
+def _finish_setup(ctx, answers) -> None:
+    """Record the operator's answers, and wire each harness only after showing the change."""
+    from .setup import record_answers
+    from .wire import apply, plan
+    if answers.focus or answers.instructions:
+        record_answers(ctx, answers)
+        click.echo("Recorded current_focus and the standing instructions")
+    for target in answers.harnesses:
+        wiring = plan(target, ctx.root, agent=answers.agent)
+        if not wiring.changed:
+            click.echo(f"{target}: already wired ({wiring.path})")
+            continue
+        click.echo(wiring.diff())
+        if click.confirm(f"Apply this change to {wiring.path}?", default=False):
+            apply(wiring)
+            click.echo(f"{target}: wired ({wiring.path})")
+    if not answers.version_control:
+        click.echo("ctx keeps each write as a commit in the root's own repository; "
+                   "set CTX_NO_GIT=1 to keep store files only")
+    click.echo(f"Set in the harness's environment: CTX_HOME={ctx.root} CTX_AUTHOR={answers.agent!r}")
 
 
 @cli.command(short_help="Rules, brief and newest summary (§5.1).", epilog="""\b
@@ -377,7 +409,7 @@ def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, li
                    keys_only, limit, verbose, as_json)
 
 
-from . import cli_git, cli_sync  # noqa: E402,F401  (register their commands on cli)
+from . import cli_git, cli_sync, cli_more  # noqa: E402,F401  (register their commands on cli)
 
 
 def main() -> None:

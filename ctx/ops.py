@@ -318,6 +318,12 @@ class Context:
 
     # --- the write path --------------------------------------------------------
 
+    def _check_policy(self, store: str, source: str | None) -> None:
+        """The store conventions, when the operator turned them on (``ctx config``)."""
+        if store == "operator" and self.author:
+            from .config import check_store_policy
+            check_store_policy(self.root, store, self.author, source)
+
     def _refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
         if force:
             return
@@ -463,6 +469,7 @@ class Context:
             basis: str | None = None, scope: str | None = None, tags: list[str] | None = None,
             derivation: str | None = None, force: bool = False) -> Entry:
         model.validate_key(key)
+        self._check_policy(store, source)
         self._refuse_credentials({"value": value, "derivation": derivation}, force)
         # validate the choices before taking the lock, so a typo costs nothing
         model.apply_set(None, value, author=self.author, when=model.now(), source=source,
@@ -478,6 +485,7 @@ class Context:
 
     def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
                 by: str | None, force: bool) -> Entry:
+        self._check_policy(store, None)
         self._refuse_credentials({"note": note}, force)
         require = self._existing(store, key)
 
@@ -509,6 +517,7 @@ class Context:
         return self._status("resolve", "resolved", key, store, note, None, force)
 
     def set_basis(self, key: str, basis: str, *, store: str = DEFAULT_STORE) -> Entry:
+        self._check_policy(store, None)
         require = self._existing(store, key)
         if basis not in model.BASES:
             raise InvalidArgument(f"invalid basis {basis!r}: use one of {', '.join(model.BASES)}")
@@ -520,6 +529,7 @@ class Context:
         return result
 
     def delete(self, key: str, *, store: str = DEFAULT_STORE) -> Entry:
+        self._check_policy(store, None)
         removed: list[Entry] = []
 
         def change(before: Entry | None) -> None:

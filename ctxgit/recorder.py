@@ -143,7 +143,9 @@ class GitRecorder:
         repo = self._repo
         paths = list(dict.fromkeys(change.paths + self._pending))
         self._pending = []
-        exempt = frozenset(f"{e.store}/{e.key}" for e in change.edits) if change.forced else frozenset()
+        exempt = frozenset([f"{e.store}/{e.key}" for e in change.edits] +
+                           [p for p in change.paths if not p.startswith("memory/")]) \
+            if change.forced else frozenset()
         oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
                            scan=change.operation != "merge", exempt=exempt,
                            extra_parents=change.parents)

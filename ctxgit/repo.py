@@ -25,7 +25,7 @@ SYSTEM_NAME = "system"
 OPERATOR_NAME = "operator"
 EMAIL_DOMAIN = "ctx.invalid"
 MANAGED_PREFIXES = ("memory/", "sessions/")
-MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes")
+MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
 RETRY_SECONDS = 10.0
 
 T = TypeVar("T")
@@ -254,6 +254,8 @@ def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: py
     from hooks.scan import is_store_path, scan_lines, scan_store_text, scan_text
     hits = []
     for path, lines in added_lines(repo, old, new).items():
+        if path in exempt:  # a file this write was told to keep as it is (--force)
+            continue
         found = scan_lines(path, lines)
         if not found:
             continue

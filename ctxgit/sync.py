@@ -278,7 +278,7 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
                       for p in merged.text_conflicts]
         trailers = [("Ctx-Merge-Of", str(theirs))]
         trailers += [("Ctx-Conflict", key) for key in merged.value_conflicts]
-        return Outcome(edits, dict(files_to_write), [str(theirs)], "\n".join(lines), trailers)
+        return Outcome(edits, dict(files_to_write), [str(theirs)], "\n".join(lines), trailers, splice=False)
 
     files_to_write: dict[str, bytes | None] = {}
     ctx.transact("merge", STORES, mutate)
