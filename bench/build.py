@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -142,15 +143,20 @@ def _history_stream(sink, root: Path, stores: dict, commits: int, key_versions: 
     rng = random.Random(11)
     shared = stores["shared"]
     keys = [k for k in shared if k != "current_focus"]
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from ctx.splice import splice  # each version's bytes from the last: a full dump per commit is slow
+    raw = store_bytes("shared", shared)
     hot = "entry_hot"
     every = max(commits // key_versions, 1) if key_versions else 0
     for i in range(commits):
         key = hot if every and i % every == 0 else rng.choice(keys)
-        entry = dict(shared.get(key) or shared[keys[0]])
+        before = shared.get(key)
+        entry = dict(before or shared[keys[0]])
         entry["value"] = make_value(rng)
         entry["timestamp"] = stamp(EPOCH + timedelta(days=200, seconds=i * 60))
         shared[key] = entry
-        m = blob(store_bytes("shared", shared))
+        raw = splice(raw, [(key, before, entry)], stamp(EPOCH)) or store_bytes("shared", shared)
+        m = blob(raw)
         subject = f"set shared/{key}: {entry['value'][:50]} ..."
         commit(f"{subject}\n\nCtx-Operation: set\nCtx-Store: shared\nCtx-Key: {key}\n",
                {"memory/shared.json": m}, rng.choice(["Agent One", "Agent Two"]))

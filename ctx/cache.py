@@ -40,11 +40,25 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
                                    body TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
+CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 """
+_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
+        "tokenize='unicode61 remove_diacritics 0')")
 
 
 def index_path(root: Path) -> Path:
     return root / ".git" / "ctx" / FILE
+
+
+def drop(root: Path) -> bool:
+    """Remove the index (``ctx reindex``); the next read rebuilds it. True if there was one."""
+    found = False
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        path = index_path(root).with_name(FILE + suffix)
+        if path.exists():
+            path.unlink()
+            found = True
+    return found
 
 
 def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
@@ -217,6 +231,34 @@ class Index:
         return _Tx()
 
     # --- reading ---------------------------------------------------------------------------
+
+    def fulltext(self, stores: list[str], query: list[str]) -> list[tuple[str, str]] | None:
+        """Candidates holding every query word (FTS5), or None when FTS5 is not to be had."""
+        try:
+            if self.writable:
+                self.db.execute(_FTS)
+                for store in stores:
+                    meta = self._meta(store)
+                    done = self.db.execute("SELECT size, mtime, ino FROM fts_meta WHERE store = ?",
+                                           (store,)).fetchone()
+                    if meta is not None and done != tuple(meta[:3]):
+                        with self._transaction():
+                            self.db.execute("DELETE FROM fts WHERE store = ?", (store,))
+                            self.db.execute("INSERT INTO fts(store, key, text) SELECT store, key, "
+                                            "lkey || ' ' || lvalue FROM entries WHERE store = ?", (store,))
+                            self.db.execute("INSERT OR REPLACE INTO fts_meta VALUES (?,?,?,?)",
+                                            (store, *meta[:3]))
+            for store in stores:
+                meta, done = self._meta(store), self.db.execute(
+                    "SELECT size, mtime, ino FROM fts_meta WHERE store = ?", (store,)).fetchone()
+                if meta is None or done != tuple(meta[:3]):
+                    return None
+            match = " ".join('"' + word.replace('"', '""') + '"' for word in query)
+            marks = ",".join("?" * len(stores))
+            return list(self.db.execute(f"SELECT store, key FROM fts WHERE fts MATCH ? AND store IN ({marks})",
+                                        [match, *stores]))
+        except sqlite3.Error:
+            return None
 
     def get(self, store: str, key: str) -> dict | None:
         row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()

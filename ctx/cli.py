@@ -370,15 +370,19 @@ def _filter_options(func):
 Examples:
   ctx search timeout
   ctx search "proxy timeout" --tag uploads --since 2026-10-01 --limit 5
+  ctx search --full-text "upload proxy retry"
 {ORDER_HELP}
-JSON shape: a list of {{"store", "key", "entry"}}, in that order.
+With --full-text, every word must occur (as a word, in the key or value) and
+results come by how often they occur, then in that order.
+JSON shape: a list of {{"store", "key", "entry"}} (with --full-text also "score").
 """)
 @click.argument("pattern", required=False, default="")
 @_filter_options
+@click.option("--full-text", is_flag=True, help="Match words, ranked by how often they occur (index: SQLite FTS5).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=0), help="At most this many.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every field of each entry.")
 @json_option
-def search(pattern: str, store, tags, source, status, scope, since, prefix, limit: int,
+def search(pattern: str, store, tags, source, status, scope, since, prefix, full_text: bool, limit: int,
            verbose: bool, as_json: bool) -> None:
     """Entries whose key or value contains PATTERN, case-insensitively (§4.6).
 
@@ -386,8 +390,17 @@ def search(pattern: str, store, tags, source, status, scope, since, prefix, limi
     words. Non-string values are matched on their compact JSON text. An
     empty pattern matches every entry.
     """
-    commands.search(_context(), click.echo, pattern, commands.filters(store, tags, source, status, scope, since,
-                                                                     prefix), limit, verbose, as_json)
+    found = commands.filters(store, tags, source, status, scope, since, prefix)
+    if full_text:
+        from .fulltext import search as words_search
+        from .render import result_json
+        ranked = words_search(_context(), pattern, found, limit)
+        if as_json:
+            _emit_json([{**result_json(r), "score": n} for r, n in ranked])
+        else:
+            commands.print_results(click.echo, [r for r, _ in ranked], verbose, False)
+        return
+    commands.search(_context(), click.echo, pattern, found, limit, verbose, as_json)
 
 
 @cli.command("list", short_help="Entries that pass the filters (§4.6).", cls=WordsCommand, epilog=f"""\b
@@ -410,6 +423,26 @@ def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, li
 
 
 from . import cli_git, cli_sync, cli_more  # noqa: E402,F401  (register their commands on cli)
+
+
+@cli.command(short_help="Rebuild the search index.", epilog="""\b
+Example:
+  ctx reindex
+""")
+def reindex() -> None:
+    """Drop and rebuild the index reads use (.git/ctx/, never committed).
+
+    Never needed for correctness: the index notices any change to a store
+    file by itself. Use it after moving a context, or to reclaim space.
+    """
+    from .cache import drop
+    from .fulltext import search as words_search
+    ctx = _context()
+    drop(ctx.root)
+    counts = ctx.counts()
+    words_search(ctx, "x", commands.filters(None, (), None, None, None, None, None), 1)  # builds FTS too
+    click.echo(f"reindexed {sum(counts.values())} entries "
+               f"({', '.join(f'{n} {c}' for n, c in counts.items())})")
 
 
 def main() -> None:

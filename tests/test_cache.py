@@ -104,3 +104,31 @@ def test_a_broken_index_is_never_a_wrong_answer(root, run):
     index_path(root).write_bytes(b"this is not a database")
     result = run("get", "k")
     assert result.exit_code == 0 and "one" in result.stdout
+
+
+def test_full_text_search_needs_every_word_and_ranks_by_count(root, run):
+    for key, value in [("a", "upload proxy upload upload"), ("b", "upload proxy"), ("c", "upload only"),
+                       ("decision_proxy_upload", "x"), ("d", "uploads proxy")]:
+        assert run("set", key, value).exit_code == 0
+    result = run("search", "--full-text", "upload proxy", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["key"] for r in rows][:1] == ["a"] and rows[0]["score"] == 4
+    assert {r["key"] for r in rows} == {"a", "b", "decision_proxy_upload"}   # "uploads" is another word
+    # the same answer without the index
+    parsed = run("search", "--full-text", "upload proxy", "--json", env={"CTX_NO_CACHE": "1"})
+    assert json.loads(parsed.stdout) == rows
+
+
+def test_full_text_index_follows_outside_writes_and_reindex(root, run):
+    assert run("set", "k", "alpha beta").exit_code == 0
+    assert "shared/k" in run("search", "--full-text", "alpha").stdout
+    path = store_path(root, "shared")
+    data = json.loads(path.read_text())
+    data["entries"]["k"]["value"] = "gamma"
+    path.write_text(json.dumps(data, indent=2))
+    assert "shared/k" not in run("search", "--full-text", "alpha").stdout
+    assert "shared/k" in run("search", "--full-text", "gamma").stdout
+    result = run("reindex")
+    assert result.exit_code == 0 and "reindexed" in result.stdout
+    assert "shared/k" in run("search", "--full-text", "gamma").stdout
