@@ -422,9 +422,6 @@ def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, li
                    keys_only, limit, verbose, as_json)
 
 
-from . import cli_git, cli_sync, cli_more  # noqa: E402,F401  (register their commands on cli)
-
-
 @cli.command(short_help="Rebuild the search index.", epilog="""\b
 Example:
   ctx reindex
@@ -443,6 +440,9 @@ def reindex() -> None:
     words_search(ctx, "x", commands.filters(None, (), None, None, None, None, None), 1)  # builds FTS too
     click.echo(f"reindexed {sum(counts.values())} entries "
                f"({', '.join(f'{n} {c}' for n, c in counts.items())})")
+
+
+from . import cli_git, cli_sync, cli_more  # noqa: E402,F401  (register their commands on cli)
 
 
 def main() -> None:

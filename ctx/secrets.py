@@ -12,27 +12,47 @@ Placeholders (``EXAMPLE``, ``REDACTED``, ``YOUR_API_KEY_HERE``, ``$VAR``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 
-@dataclass(frozen=True)
 class Rule:
-    id: str
-    description: str
-    keywords: tuple[str, ...]
-    pattern: re.Pattern[str]
-    check: Callable[[re.Match[str]], bool] | None = None
+    """One pattern; its expression is compiled on first use (start-up stays cheap)."""
+
+    __slots__ = ("id", "description", "keywords", "_pattern", "check")
+
+    def __init__(self, id: str, description: str, keywords: tuple[str, ...], pattern,
+                 check: Callable[[re.Match[str]], bool] | None = None) -> None:
+        self.id, self.description, self.keywords = id, description, tuple(keywords)
+        self._pattern, self.check = pattern, check
+
+    @property
+    def pattern(self):
+        if isinstance(self._pattern, str):
+            self._pattern = re.compile(self._pattern)
+        return self._pattern
 
 
-@dataclass(frozen=True)
 class Finding:
-    rule: str
-    description: str
-    line: int
-    column: int
-    preview: str
-    secret: str = field(default="", repr=False, compare=False)  # never printed
+    """A credential found: the rule, where, and a preview that never shows it whole."""
+
+    __slots__ = ("rule", "description", "line", "column", "preview", "secret")
+
+    def __init__(self, rule: str, description: str, line: int, column: int, preview: str,
+                 secret: str = "") -> None:
+        self.rule, self.description, self.line, self.column = rule, description, line, column
+        self.preview, self.secret = preview, secret  # the secret itself is never printed
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and (self.rule, self.description, self.line, self.column,
+                                               self.preview) == (other.rule, other.description,
+                                                                 other.line, other.column, other.preview)
+
+    def __hash__(self) -> int:
+        return hash((self.rule, self.line, self.column, self.preview))
+
+    def __repr__(self) -> str:
+        return (f"Finding(rule={self.rule!r}, description={self.description!r}, line={self.line}, "
+                f"column={self.column}, preview={self.preview!r})")
 
     def describe(self) -> str:
         return f"{self.description} ({self.rule}) at line {self.line}: {self.preview}"
@@ -40,7 +60,7 @@ class Finding:
 
 def _rule(id: str, description: str, keywords: Iterable[str], pattern: str,
           check: Callable[[re.Match[str]], bool] | None = None) -> Rule:
-    return Rule(id, description, tuple(keywords), re.compile(pattern), check)
+    return Rule(id, description, tuple(keywords), pattern, check)
 
 
 _VALUE = r"[^\s\"'`<>{}\[\](),;]{8,}"

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pygit2
 
 DEFAULT_THRESHOLD = 32 * 1024 * 1024
 STATE = "ctx/loose-bytes"
@@ -26,7 +25,7 @@ def _threshold() -> int:
         return DEFAULT_THRESHOLD
 
 
-def loose_size(git_dir: Path, oid: pygit2.Oid) -> int:
+def loose_size(git_dir: Path, oid) -> int:
     text = str(oid)
     try:
         return (git_dir / "objects" / text[:2] / text[2:]).stat().st_size
@@ -39,7 +38,7 @@ def clean_git_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
-def after_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
+def after_commit(repo, oid) -> bool:
     """Account for the objects a commit added; start a packing past the threshold.
 
     Returns True when a background ``git gc`` was started.
@@ -50,6 +49,11 @@ def after_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
     parent_tree = commit.parents[0].tree if commit.parents else None
     for delta in repo.diff(parent_tree, commit.tree).deltas if parent_tree is not None else []:
         added += loose_size(git_dir, delta.new_file.id)
+    return account(git_dir, added)
+
+
+def account(git_dir: Path, added: int) -> bool:
+    """Add ``added`` loose bytes to the running count; past the threshold, start a packing."""
     state = git_dir / STATE
     try:
         debt = int(state.read_text())
@@ -58,7 +62,7 @@ def after_commit(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
     debt += added
     started = False
     if debt >= _threshold():
-        started = start_gc(git_dir.parent if git_dir.name == ".git" else Path(repo.workdir))
+        started = start_gc(git_dir.parent)
         if started:
             debt = 0
     state.parent.mkdir(exist_ok=True)

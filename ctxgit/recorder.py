@@ -1,21 +1,26 @@
 """The git side of ctx's one write path: one commit per write, under the lock.
 
-``Context._write`` calls ``prepare`` after taking the lock (commit whatever
+``Context.transact`` calls ``prepare`` after taking the lock (commit whatever
 changed on disk outside ctx, as ``system``) and ``record`` after the atomic
 store write (commit the write itself, as its author).
+
+Two ways to commit, one result: when the repository is exactly as ctx's
+last commit left it and the write changed one store file, ``fastgit``
+writes the commit in plain git formats without loading libgit2; otherwise
+libgit2 (pygit2) does, and repairs and records what it finds.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from ctx.brief import excerpt
 from ctx.errors import CredentialRefused, StoreError
 from ctx.ops import Change
 from ctx.store import parse_store
+from ctx.text import excerpt
 
-from . import pack
-from .repo import commit_paths, dirty_paths, ensure_repo, open_repo, signature, system_signature
+from . import fastgit
 
 SUBJECT_BOUND = 60
 STATUS_OF = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
@@ -97,9 +102,16 @@ class GitRecorder:
         self.root = root
         self._repo = None
         self._pending: list[str] = []
+        self._state: dict | None = None
         self.warnings: list[str] = []
 
     def prepare(self) -> None:
+        self._state = None
+        if not os.environ.get("CTX_GIT_SLOW"):
+            self._state = fastgit.load_state(self.root)
+            if self._state is not None:
+                return  # nothing changed outside ctx since its last commit
+        from .repo import commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
         if open_repo(self.root) is None and not self._has_content():
             # a fresh root: the repository is made by the first write that happens,
             # so a write that fails leaves nothing behind
@@ -128,6 +140,7 @@ class GitRecorder:
         """Commit what ``prepare`` created or repaired (.gitignore, .gitattributes)
         when no write follows to carry it (a failed or empty write, doctor)."""
         if self._repo is not None and self._pending:
+            from .repo import commit_paths, system_signature
             commit_paths(self._repo, self._pending, f"{subject}\n\nCtx-Operation: {operation}\n",
                          system_signature())
             self._pending = []
@@ -138,6 +151,10 @@ class GitRecorder:
         return any((self.root / "memory").glob("*.json")) or any((self.root / "sessions").glob("*"))
 
     def record(self, change: Change) -> None:
+        if self._state is not None and self._record_fast(change):
+            return
+        from . import pack
+        from .repo import commit_paths, ensure_repo, signature
         if self._repo is None:
             self._repo, self._pending = ensure_repo(self.root)
         repo = self._repo
@@ -151,3 +168,89 @@ class GitRecorder:
                            extra_parents=change.parents)
         if oid is not None:
             pack.after_commit(repo, oid)
+        remember(repo)
+
+    def _record_fast(self, change: Change) -> bool:
+        """The commit without libgit2, for one changed store file; False to fall back."""
+        paths = [p for p in change.paths]
+        if len(paths) != 1 or change.parents or not paths[0].startswith("memory/"):
+            return False
+        identity = self._state.get("operator") if not change.author else None
+        if not change.author and not identity:
+            return False
+        _refuse_new_secrets(change)
+        name, email = (identity or author_identity(change.author))
+        content = (self.root / paths[0]).read_bytes()
+        done = fastgit.commit_store(self.root, self._state, paths[0], content, message_for(change),
+                                    name, email)
+        if done is None:
+            return False
+        from .pack import account
+        account(self.root / ".git", done[1])
+        return True
+
+
+def author_identity(author: str) -> tuple[str, str]:
+    """The name and email of a ``CTX_AUTHOR`` (email: ``CTX_AUTHOR_EMAIL`` or derived)."""
+    import re
+    email = (os.environ.get("CTX_AUTHOR_EMAIL") or "").strip()
+    if not email:
+        email = (re.sub(r"[^a-z0-9]+", "-", author.lower()).strip("-") or "agent") + "@ctx.invalid"
+    clean = lambda text: re.sub(r"[<>\x00-\x1f]+", " ", text).strip()  # noqa: E731
+    return clean(author) or "operator", clean(email) or "operator@ctx.invalid"
+
+
+def _refuse_new_secrets(change: Change) -> None:
+    """The commit check of the fast way: no entry may gain a credential it did not hold.
+
+    (The slow way scans the commit's added lines; with nothing changed outside
+    ctx, those lines are exactly these entries.)
+    """
+    if change.forced:
+        return
+    from ctx.model import json_text
+    from ctx.secrets import scan
+    for edit in change.edits:
+        if edit.after is None:
+            continue
+        known = {f.secret for f in scan(json_text(edit.before))} if edit.before else set()
+        fresh = [f for f in scan(json_text(edit.after)) if f.secret not in known]
+        if fresh:
+            raise CredentialRefused(f"refusing to commit a credential: {edit.store}/{edit.key}: "
+                                    f"{fresh[0].describe()}; remove it with "
+                                    f"`ctx delete {edit.key} --store {edit.store}`", fresh)
+
+
+def remember(repo) -> None:
+    """Record the repository as libgit2 just left it, for the next fast commit."""
+    import pygit2
+    root = Path(repo.workdir)
+    try:
+        if repo.head_is_unborn or repo.head.name != "refs/heads/main":
+            fastgit.forget_state(root)
+            return
+        head = repo.head.peel(pygit2.Commit)
+        tree = head.tree
+        root_tree = [[f"{e.filemode:o}", e.name, str(e.id)] for e in tree]
+        memory = [[f"{e.filemode:o}", e.name, str(e.id)] for e in repo[tree["memory"].id]] \
+            if "memory" in tree else []
+        index = repo.index
+        index.read(False)
+        if any(index[p].id != _tree_blob(repo, tree, p) for p in (e.path for e in index)):
+            fastgit.forget_state(root)  # something is staged: not the state of a clean commit
+            return
+        blobs = {e.path: str(e.id) for e in index}
+        config = repo.config
+        operator = None
+        if "user.name" in config and "user.email" in config:
+            operator = [config["user.name"], config["user.email"]]
+        fastgit.save_state(root, str(head.id), root_tree, memory, blobs, operator)
+    except (pygit2.GitError, KeyError, OSError, ValueError):
+        fastgit.forget_state(root)
+
+
+def _tree_blob(repo, tree, path: str):
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
