@@ -217,9 +217,25 @@ def _may_touch(info: CommitInfo, store: str, key: str, is_merge: bool) -> bool:
 
 def history(root: Path, key: str, stores: list[str] | None = None, limit: int | None = None
             ) -> list[Version]:
-    """Every version of ``key`` in ``stores``, newest first; NotFound if never seen."""
+    """Every version of ``key`` in ``stores``, newest first; NotFound if never seen.
+
+    Read from the history index (``histindex``) when it can be had, else by
+    walking the commits.
+    """
     repo = require_repo(root)
     stores = stores or ["shared"]
+    from .histindex import versions as indexed
+    found = indexed(root, repo, key, stores)
+    if found is not None:
+        if not found:
+            raise NotFound(f"no history for {key!r} in {', '.join(stores)}")
+        return found[:limit] if limit is not None else found
+    return walk_history(repo, key, stores, limit)
+
+
+def walk_history(repo: pygit2.Repository, key: str, stores: list[str], limit: int | None = None
+                 ) -> list[Version]:
+    """``history`` by walking every commit (no index)."""
     versions: list[Version] = []
     for commit in walk(repo):
         info = None
@@ -244,8 +260,7 @@ def history(root: Path, key: str, stores: list[str] | None = None, limit: int | 
         if limit is not None and len(versions) >= limit:
             break
     if not versions:
-        where = ", ".join(stores)
-        raise NotFound(f"no history for {key!r} in {where}")
+        raise NotFound(f"no history for {key!r} in {', '.join(stores)}")
     return versions[:limit] if limit is not None else versions
 
 

@@ -132,3 +132,45 @@ def test_full_text_index_follows_outside_writes_and_reindex(root, run):
     result = run("reindex")
     assert result.exit_code == 0 and "reindexed" in result.stdout
     assert "shared/k" in run("search", "--full-text", "gamma").stdout
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_indexed_history_equals_walking_the_commits(root, run, seed):
+    from ctxgit.history import history, walk_history
+    from ctxgit.repo import open_repo
+    rng = random.Random(seed)
+    keys = ["a", "b", "c"]
+    for step in range(25):
+        key, store = rng.choice(keys), rng.choice(["shared", "agent"])
+        action = rng.random()
+        if action < 0.5:
+            run("set", key, f"value {step}", "--store", store, author=rng.choice(["A", "B"]))
+        elif action < 0.65:
+            run("delete", key, "--store", store)
+        elif action < 0.8:
+            run("amend", key, f"note {step}", "--store", store)
+        else:  # an outside edit, committed by the next write
+            path = store_path(root, store)
+            if path.exists():
+                data = json.loads(path.read_text())
+                data["entries"][key] = make_entry(f"outside {step}")
+                path.write_text(json.dumps(data, indent=2))
+        if step % 7 == 0:  # interleave reads, so the index is filled in several steps
+            for k in keys:
+                try:
+                    history(root, k, ["shared", "agent"])
+                except Exception:
+                    pass
+    run("set", "final", "x")
+    repo = open_repo(root)
+    for key in keys:
+        for stores in (["shared"], ["agent"], ["shared", "agent"]):
+            try:
+                walked = [(v.info.id, v.store, v.entry, v.created) for v in walk_history(repo, key, stores)]
+            except Exception as exc:  # NotFound
+                walked = type(exc).__name__
+            try:
+                indexed = [(v.info.id, v.store, v.entry, v.created) for v in history(root, key, stores)]
+            except Exception as exc:
+                indexed = type(exc).__name__
+            assert indexed == walked, (key, stores)
