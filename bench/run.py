@@ -146,6 +146,19 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
     return rows
 
 
+def scan_cost() -> tuple[float, float]:
+    """Microseconds to scan a 1 KB ordinary value, and one holding a credential (in-process)."""
+    import timeit
+    sys.path.insert(0, str(HERE.parent))
+    from ctx.secrets import scan
+    plain = build.make_value(__import__("random").Random(3), 1000)
+    leaky = plain[:500] + " AKIA" + "QWERTYUIOPASDFGH " + plain[500:]
+    scan(leaky)  # compile the expressions once, as a long-running hook would have
+    n = 2000
+    return (timeit.timeit(lambda: scan(plain), number=n) / n * 1e6,
+            timeit.timeit(lambda: scan(leaky), number=n) / n * 1e6)
+
+
 def git_commit() -> str:
     try:
         return subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
@@ -178,6 +191,7 @@ def main() -> None:
     parser.add_argument("--sizes", help="comma-separated entry counts (default 100,1000,10000,100000)")
     parser.add_argument("--runs", type=int, help="runs per measurement (default 5; quick 3)")
     parser.add_argument("--no-write-results", action="store_true")
+    parser.add_argument("--no-scale", action="store_true", help="skip the sync and repository-size runs")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else \
         ([100, 1000] if args.quick else [100, 1000, 10000, 100000])
@@ -188,9 +202,27 @@ def main() -> None:
                     str(HERE.parent / "hooks")], check=False)
     all_rows = {}
     for n in sizes:
-        commits = 200 if args.quick else (5000 if n == 10000 else 500 if n <= 1000 else 100)
+        commits = 200 if args.quick else (5000 if n == 10000 else 500 if n <= 1000 else 20)
         print(f"building {n} entries with {commits} commits ...", flush=True)
         all_rows[n] = bench_size(n, runs, commits)
+    if 10000 in sizes and not args.quick and not args.no_scale:
+        import scale
+        print("sync of 1,000 divergent writes on each side, 10,000 entries ...", flush=True)
+        done = scale.bench_sync(WORK)
+        ratio = done["sync_ms"] / done["set_ms"]
+        all_rows[10000].append(("sync (1,000 × 2 writes)", done["sync_ms"], None,
+                                f"{ratio:.1f} x one set ({done['set_ms']:.0f} ms)"))
+        print(f"    sync {done['sync_ms']:.0f} ms = {ratio:.1f} x set", flush=True)
+        print(".git after 1,000 writes to a 10,000-entry store ...", flush=True)
+        size = scale.bench_repo_size(WORK)
+        all_rows[10000].append((".git after 1,000 writes", size["git_mb_after"], None,
+                                f"MB (from {size['git_mb_before']:.1f} MB; slowest write "
+                                f"{size['slowest_write_ms']:.0f} ms)"))
+        print(f"    .git {size['git_mb_after']:.1f} MB", flush=True)
+    plain_us, leaky_us = scan_cost()
+    print(f"credential scan of a 1 KB value: {plain_us:.1f} us ordinary, {leaky_us:.1f} us with a key", flush=True)
+    all_rows.setdefault(0, []).append(("scan 1 KB value (us)", plain_us, None,
+                                       f"{leaky_us:.1f} us when it holds a key; in-process"))
     if not args.no_write_results:
         write_results(all_rows, args)
 

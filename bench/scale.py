@@ -91,9 +91,9 @@ def bench_sync(work: Path, n: int = 10000, writes: int = 1000) -> dict:
     root.mkdir()
     bare, a, b = root / "remote.git", root / "a", root / "b"
     subprocess.run(["git", "clone", "-q", "--bare", str(base), str(bare)], check=True)
-    for side in (a, b):
-        subprocess.run([CTX, "clone", str(bare), str(side)], env=env_for(side), check=True,
-                       capture_output=True)
+    for side in (a, b):  # git's local clone hardlinks; ctx then sets up hooks, driver, upstream
+        subprocess.run(["git", "clone", "-q", str(bare), str(side)], check=True)
+        subprocess.run([CTX, "init"], env=env_for(side), check=True, capture_output=True)
     append_commits(a, writes, 1, "Agent A")
     subprocess.run([CTX, "push"], env=env_for(a), check=True, capture_output=True)
     append_commits(b, writes, 2, "Agent B")

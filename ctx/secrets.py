@@ -18,12 +18,26 @@ from typing import Callable, Iterable
 class Rule:
     """One pattern; its expression is compiled on first use (start-up stays cheap)."""
 
-    __slots__ = ("id", "description", "keywords", "_pattern", "check")
+    __slots__ = ("id", "description", "keywords", "_pattern", "check", "_gate")
 
     def __init__(self, id: str, description: str, keywords: tuple[str, ...], pattern,
-                 check: Callable[[re.Match[str]], bool] | None = None) -> None:
+                 check: Callable[[re.Match[str]], bool] | None = None, gate: str | None = None) -> None:
         self.id, self.description, self.keywords = id, description, tuple(keywords)
-        self._pattern, self.check = pattern, check
+        self._pattern, self.check, self._gate = pattern, check, gate
+
+    def gated_out(self, lowered: str) -> bool:
+        """True when a cheap look at each keyword shows the full expression cannot match."""
+        if self._gate is None:
+            return False
+        if isinstance(self._gate, str):
+            self._gate = re.compile(self._gate)
+        for word in self.keywords:
+            at = lowered.find(word)
+            while at >= 0:
+                if self._gate.match(lowered, at + len(word)):
+                    return False
+                at = lowered.find(word, at + 1)
+        return True
 
     @property
     def pattern(self):
@@ -59,8 +73,8 @@ class Finding:
 
 
 def _rule(id: str, description: str, keywords: Iterable[str], pattern: str,
-          check: Callable[[re.Match[str]], bool] | None = None) -> Rule:
-    return Rule(id, description, tuple(keywords), pattern, check)
+          check: Callable[[re.Match[str]], bool] | None = None, gate: str | None = None) -> Rule:
+    return Rule(id, description, tuple(keywords), pattern, check, gate)
 
 
 _VALUE = r"[^\s\"'`<>{}\[\](),;]{8,}"
@@ -117,7 +131,9 @@ RULES: tuple[Rule, ...] = (
           r"|[ \t]*=[ \t]*[\"'](" + _VALUE + r")[\"']"                   # name = "value"
           r"|[\"'][ \t]*:[ \t]*[\"'](" + _VALUE + r")[\"']"             # "name": "value"
           r"|[ \t]*:[ \t]*[\"']?(" + _VALUE + r")[\"']?[ \t]*(?=\n|$))",  # name: value (a whole line)
-          _generic_check),
+          _generic_check,
+          # after a keyword: the rest of a name, then '=' or ':' (prose that mentions a token: no)
+          r"[a-z0-9_.-]*[\"']?[ \t]*[=:]"),
 )
 
 _PLACEHOLDER = re.compile(
@@ -142,7 +158,7 @@ def scan(text: str) -> list[Finding]:
     lowered = text.lower()
     findings: list[Finding] = []
     for rule in RULES:
-        if not any(word in lowered for word in rule.keywords):
+        if not any(word in lowered for word in rule.keywords) or rule.gated_out(lowered):
             continue
         for match in rule.pattern.finditer(text):
             secret = next((g for g in match.groups() if g), None) if rule.pattern.groups else match.group(0)
