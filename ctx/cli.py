@@ -128,7 +128,8 @@ Example:
 """)
 @click.option("--focus", metavar="TEXT", help="Write current_focus (source operator, basis reported).")
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; take every default (the default off a terminal).")
-def init(focus: str | None, yes: bool) -> None:
+@json_option
+def init(focus: str | None, yes: bool, as_json: bool) -> None:
     """Create the context root: memory/, sessions/ (0700) and RULES.md (0600).
 
     Never overwrites anything: on an existing root it creates only what is
@@ -138,6 +139,18 @@ def init(focus: str | None, yes: bool) -> None:
     standing instructions.
     """
     answers = None
+    if as_json:  # no questions: the answer is one JSON object
+        ctx = _context()
+        report = ctx.init()
+        if focus is not None:
+            ctx.set("current_focus", focus, source="operator", basis="reported")
+        hook = None
+        if (ctx.root / ".git").is_dir():
+            from hooks.install import install
+            hook = install(ctx.root).status
+        _emit_json({"root": str(ctx.root), "existed": report.existed, "created": report.created,
+                    "focus": focus is not None, "hook": hook})
+        return
     if not yes and focus is None and sys.stdin.isatty() and sys.stdout.isatty():
         from .setup import run_setup
         answers = run_setup(lambda question, default: click.prompt(question, default=default))
@@ -426,7 +439,8 @@ def list_(store, tags, source, status, scope, since, prefix, keys_only: bool, li
 Example:
   ctx reindex
 """)
-def reindex() -> None:
+@json_option
+def reindex(as_json: bool) -> None:
     """Drop and rebuild the index reads use (.git/ctx/, never committed).
 
     Never needed for correctness: the index notices any change to a store
@@ -438,6 +452,9 @@ def reindex() -> None:
     drop(ctx.root)
     counts = ctx.counts()
     words_search(ctx, "x", commands.filters(None, (), None, None, None, None, None), 1)  # builds FTS too
+    if as_json:
+        _emit_json({"reindexed": counts})
+        return
     click.echo(f"reindexed {sum(counts.values())} entries "
                f"({', '.join(f'{n} {c}' for n, c in counts.items())})")
 

@@ -196,7 +196,8 @@ def hooks() -> None:
 Example:
   ctx hooks install
 """)
-def hooks_install() -> None:
+@json_option
+def hooks_install(as_json: bool) -> None:
     """Install .git/hooks/pre-commit in the context root: a manual `git commit`
     that adds a credential, memory/.lock or a temporary file is refused.
 
@@ -210,7 +211,10 @@ def hooks_install() -> None:
     with context_lock(ctx.root):
         ensure_repo(ctx.root)
     result = install(ctx.root)
-    click.echo(result.message())
+    if as_json:
+        _emit_json({"path": str(result.path), "status": result.status, "ok": result.ok})
+    else:
+        click.echo(result.message())
     if not result.ok:
         raise SystemExit(1)
 
@@ -252,7 +256,8 @@ Example:
 @click.argument("key")
 @click.option("--store", "-s", default="shared", show_default=True, type=click.Choice(STORES))
 @click.option("--yes", is_flag=True, help="Really rewrite the history (required).")
-def purge(key: str, store: str, yes: bool) -> None:
+@json_option
+def purge(key: str, store: str, yes: bool, as_json: bool) -> None:
     """Remove an entry from every commit, for a secret that slipped through.
 
     Rewrites the commits that hold it (every other entry kept byte for byte,
@@ -263,6 +268,10 @@ def purge(key: str, store: str, yes: bool) -> None:
         raise click.UsageError("purge rewrites the whole history; add --yes to do it")
     from ctxgit.purge import purge as rewrite
     result = rewrite(_context(), key, store)
+    if as_json:
+        _emit_json({"purged": f"{store}/{key}", "rewritten": result.rewritten, "old_head": result.old_head,
+                    "new_head": result.new_head, "pruned": result.pruned, "notes": result.notes})
+        return
     click.echo(f"purged {store}/{key}: rewrote {result.rewritten} commits "
                f"({result.first[:8]}..{result.old_head[:8]} is now ..{result.new_head[:8]})")
     for note in result.notes:

@@ -19,13 +19,17 @@ Examples:
   ctx remote -v
 """)
 @click.option("-v", "--verbose", is_flag=True, help="Show each remote's URL.")
+@json_option
 @click.pass_context
-def remote(click_ctx: click.Context, verbose: bool) -> None:
+def remote(click_ctx: click.Context, verbose: bool, as_json: bool) -> None:
     """List the context's remotes, or add one (any git remote: a bare
     repository on a server, GitHub, GitLab, a USB disk)."""
     if click_ctx.invoked_subcommand is not None:
         return
     from ctxgit.sync import list_remotes
+    if as_json:
+        _emit_json([{"name": name, "url": url} for name, url in list_remotes(_context())])
+        return
     for name, url in list_remotes(_context()):
         click.echo(f"{name}\t{url}" if verbose else name)
 
@@ -84,11 +88,15 @@ Example:
   ctx push origin
 """)
 @click.argument("remote_name", required=False, metavar="[REMOTE]")
-def push(remote_name: str | None) -> None:
+@json_option
+def push(remote_name: str | None, as_json: bool) -> None:
     """Push main to REMOTE and make it main's upstream (so `git pull` works too).
     Refused (exit 4) when the remote has changes this machine lacks: `ctx sync`."""
     from ctxgit.sync import push as do_push
     name = do_push(_context(), remote_name)
+    if as_json:
+        _emit_json({"pushed": name})
+        return
     click.echo(f"pushed main to {name}")
 
 
@@ -112,12 +120,16 @@ Examples:
 """)
 @click.argument("url")
 @click.argument("path", required=False, type=click.Path(path_type=Path))
-def clone(url: str, path: Path | None) -> None:
+@json_option
+def clone(url: str, path: Path | None, as_json: bool) -> None:
     """Clone URL into PATH (default: $CTX_HOME, else ~/ctx), with hooks, merge
     driver and upstream set. An empty remote gives a new context that pushes there."""
     from ctxgit.sync import clone as do_clone
     from .layout import resolve_root
     ctx, result = do_clone(url, path or resolve_root())
+    if as_json:
+        _emit_json({"root": str(ctx.root), "result": result.kind, "commit": result.commit})
+        return
     what = "an empty remote: a new context" if result.kind == "nothing to pull" else "cloned"
     click.echo(f"{what} at {ctx.root}")
     click.echo(f"Next: export CTX_HOME={ctx.root}; ctx start")

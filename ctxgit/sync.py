@@ -301,7 +301,7 @@ def push(ctx: Context, remote_name: str | None = None) -> str:
         raise behind
     callbacks = Callbacks()
     try:
-        remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks)
+        remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
     except (pygit2.GitError, GitError) as exc:
         text = str(exc)
         if any(word in text for word in ("non-fast-forward", "rejected", "fast forward",
