@@ -233,11 +233,14 @@ def history(root: Path, key: str, stores: list[str] | None = None, limit: int | 
     return walk_history(repo, key, stores, limit)
 
 
-def walk_history(repo: pygit2.Repository, key: str, stores: list[str], limit: int | None = None
-                 ) -> list[Version]:
-    """``history`` by walking every commit (no index)."""
+def walk_history(repo: pygit2.Repository, key: str, stores: list[str], limit: int | None = None,
+                 hide: pygit2.Oid | None = None) -> list[Version]:
+    """``history`` by walking the commits (those ``hide`` reaches are left out)."""
     versions: list[Version] = []
-    for commit in walk(repo):
+    walker = walk(repo)
+    if hide is not None:
+        walker.hide(hide)
+    for commit in walker:
         info = None
         is_merge = len(commit.parents) > 1
         parent = commit.parents[0] if commit.parents else None

@@ -608,6 +608,78 @@ def sync_crash_trials(base: Path, env: Mapping[str, str], trials: int, rng: rand
     return report
 
 
+# --- a fault at every file operation of a write --------------------------------------------------
+
+# Kills that leave a git lock file behind, after which no write succeeds (BUG-1,
+# tested on their own as strict xfails in test_crash.py).
+KILL_LEAVES_LOCK = {Step("os.rename .git/refs/heads/main", 1), Step("os.rename .git/index", 1)}
+
+SWEPT_WRITES = {
+    "set": lambda i: ["set", f"swept_{i}", f"swept value {i}"],
+    "amend": lambda i: ["amend", "seed0", f"swept note {i}"],
+    "delete": lambda i: ["delete", f"doomed_{i}"],
+}
+
+
+def sweep(root: Path, env: Mapping[str, str], op: str, mode: str, skip: set, log: Path
+          ) -> tuple[list[Step], list[str]]:
+    """Run ``op`` (set, amend, delete) once per file operation it makes under the root,
+    faulted (``mode``: kill, enospc, eio) just before that operation, and check each
+    outcome: the root in order, a failed write clear and without effect, the next
+    write succeeding, the model of the entries holding. Returns the steps and the
+    problems found. ``root`` must hold seed0 and seed1 (shared) already."""
+    model = Model()
+    for i in range(2):
+        model.possible[("shared", f"seed{i}")] = {f"seed value {i}"}
+
+    def prepare(i: int) -> list[str]:
+        if op == "delete":
+            done = run_ctx(["set", f"doomed_{i}", "to be deleted"], env)
+            if done.returncode != 0:
+                raise AssertionError(done.describe())
+            model.possible[("shared", f"doomed_{i}")] = {"to be deleted"}
+        return SWEPT_WRITES[op](i)
+
+    change = {"set": lambda i: set_to(f"swept value {i}"), "amend": lambda i: amended(f"swept note {i}"),
+              "delete": lambda i: deleted}[op]
+    key = {"set": lambda i: f"swept_{i}", "amend": lambda i: "seed0", "delete": lambda i: f"doomed_{i}"}[op]
+    done, steps, _ = run_faulty(prepare(0), env, None, mode, log)
+    if done.returncode != 0 or len(steps) < 6:
+        return steps, [f"the dry run failed or made too few steps: {done.describe()} {steps}"]
+    model.apply("shared", key(0), done, change(0))
+    problems = []
+    for i, step in enumerate(steps, start=1):
+        if step in skip:
+            continue
+        args = prepare(i)
+        before, head_before = store_file(root, "shared").read_bytes(), head(root)
+        done, _, hit = run_faulty(args, env, step, mode, log)
+        if not hit:
+            problems.append(f"{step}: not reached (the write went another way: {done.describe()})")
+        model.apply("shared", key(i), done, change(i))
+        where = f"{mode} at {step}"
+        problems += [f"{where}: {p}" for p in inspect_root(root)]
+        if mode != "kill" and done.returncode != 0:
+            unclear = one_line_error(done)
+            if unclear:
+                problems.append(f"{where}: the failure is not clear ({unclear}): {done.describe()}")
+            if store_file(root, "shared").read_bytes() != before:
+                problems.append(f"{where}: the failed write changed the store file")
+            if head(root) != head_before:
+                problems.append(f"{where}: the failed write left a commit")
+        if stale_git_locks(root):
+            problems.append(f"{where}: left {stale_git_locks(root)}")
+            for name in stale_git_locks(root):
+                (root / ".git" / name).unlink()
+        recovery = run_ctx(["set", f"after_{i}", "recovered"], env)
+        if recovery.returncode != 0:
+            problems.append(f"{where}: the next write failed: {recovery.describe()}")
+            continue
+        model.apply("shared", f"after_{i}", recovery, set_to("recovered"))
+        problems += [f"{where}: {p}" for p in inspect_root(root, committed=True) + model.observe(root)]
+    return steps, problems
+
+
 # --- concurrent writers and a reader -----------------------------------------------------------
 
 CONTENDED = "contended_key"

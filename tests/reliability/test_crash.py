@@ -1,0 +1,184 @@
+"""Crash safety: ``ctx set``/``amend``/``delete``/``sync`` SIGKILLed at any moment.
+
+Two kinds of trial, both on real ``ctx`` processes:
+
+* random: the process is killed after ``uniform(0, 0.15)`` seconds (a whole
+  write takes about that long), a few dozen times here and hundreds in
+  ``bench/soak.py``;
+* exhaustive: a Python audit hook in the ``ctx`` process kills it just
+  before each file operation it makes under the context root (every open
+  for writing, rename and removal), one trial per operation.
+
+After each kill: every store file is valid JSON, ``git fsck --full`` is
+clean, a read works, the next write succeeds without help and commits what
+the killed write left on disk (as an "external change"), every write that
+exited 0 is present, and a killed write either happened whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+import relutil as R
+
+SEED = int(os.environ.get("CTX_RELIABILITY_SEED") or random.randrange(2**32))
+
+
+def _env(root, author="Agent Crash", **extra):
+    return R.ctx_env(root, author=author, **extra)
+
+
+def _seeded(root, env, n=2):
+    for i in range(n):
+        done = R.run_ctx(["set", f"seed{i}", f"seed value {i}"], env)
+        assert done.returncode == 0, done.describe()
+
+
+def _check_report(report: R.Report, what: str) -> None:
+    assert not report.failures, (f"{what} (seed {SEED}): {len(report.failures)} failures in "
+                                 f"{report.trials} trials:\n" + "\n".join(report.failures[:10]))
+
+
+# --- random kills ------------------------------------------------------------------------------
+
+def test_random_kills_of_writes_recover(root):
+    """A few dozen set/amend/delete processes, with and without CTX_AUTHOR (the
+    fast and the libgit2 way of committing), killed at random moments."""
+    report = R.crash_trials(root, _env(root, author=None), trials=24, rng=random.Random(SEED))
+    _check_report(report, "random kills of writes")
+    assert report.trials == 24
+    assert report.kills_landed >= 6, "too few kills landed before the process ended: the trial proves little"
+
+
+def test_random_kills_of_sync_recover(root, tmp_path):
+    """``ctx sync`` killed at random moments while another machine pushes: the killed
+    machine's next write and sync succeed and both machines end up with every write."""
+    report = R.sync_crash_trials(tmp_path / "sync", R.ctx_env(root), trials=3, rng=random.Random(SEED))
+    _check_report(report, "random kills of sync")
+    assert report.kills_landed >= 1
+
+
+# --- a kill at every file operation of a write ------------------------------------------------------
+
+def _sweep(root, env, op, mode, skip, tmp_path):
+    steps, problems = R.sweep(root, env, op, mode, skip, tmp_path / "fault.log")
+    assert not problems, "\n".join(problems)
+    return steps
+
+
+def test_kill_at_every_file_operation_of_a_fast_commit(root, tmp_path):
+    """With CTX_AUTHOR set, ctx commits in plain git formats (fastgit): the store
+    file, four objects, the branch ref through its lock, two reflogs, the index
+    through its lock, the state. A kill before any one of them is recovered."""
+    env = _env(root)
+    _seeded(root, env)
+    steps = _sweep(root, env, "set", "kill", R.KILL_LEAVES_LOCK, tmp_path)  # amend, delete: the soak
+    sigs = {s.sig for s in steps}
+    assert {"os.rename memory/shared.json", "os.rename .git/refs/heads/main", "os.rename .git/index"} <= sigs, \
+        "the write did not take the fast way: the sweep would not cover it"
+
+
+def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
+    """Without CTX_AUTHOR and without a git identity, ctx commits with libgit2
+    (its own file operations are invisible to the hook; the random kills cover them)."""
+    env = _env(root, author=None)
+    _seeded(root, env)
+    steps = _sweep(root, env, "set", "kill", set(), tmp_path)
+    assert "os.rename .git/refs/heads/main" not in {s.sig for s in steps}
+
+
+@pytest.mark.xfail(strict=True, reason="BUG-1: a ctx write killed between creating .git/refs/heads/main.lock "
+                   "and renaming it (ctxgit/fastgit.py commit_store) leaves the lock; every later write fails "
+                   "('failed to lock file') and `ctx doctor` says the context is in order")
+@pytest.mark.parametrize("step", sorted(R.KILL_LEAVES_LOCK, key=str), ids=["index-lock", "ref-lock"])
+def test_kill_while_holding_a_git_lock_is_recovered(root, tmp_path, step):
+    env = _env(root, CTX_GIT_RETRY_SECONDS="1")
+    _seeded(root, env)
+    done, _, hit = R.run_faulty(["set", "killed", "while holding a lock"], env, step, "kill",
+                                tmp_path / "fault.log")
+    assert hit and done.killed
+    assert not R.inspect_root(root)
+    after = R.run_ctx(["set", "next", "write"], env)
+    if after.returncode != 0:  # acceptable only if doctor names the problem
+        doctor = R.run_ctx(["doctor", "--check"], env)
+        assert doctor.returncode != 0 and "lock" in doctor.stdout + doctor.stderr, \
+            f"the next write failed and doctor saw nothing:\n{after.describe()}\n{doctor.describe()}"
+    assert after.returncode == 0, after.describe()
+
+
+# --- what a kill leaves, one case at a time ------------------------------------------------------
+
+def test_a_store_change_left_uncommitted_is_committed_as_an_external_change(root, tmp_path):
+    """Killed after the store file was replaced, before any git object was written:
+    the next write commits the file as found ("external change", by system), then
+    its own change; nothing of either is lost."""
+    env = _env(root)
+    _seeded(root, env)
+    start = R.head(root)
+    done, _, hit = R.run_faulty(["set", "half", "written"], env, R.Step("open .git/objects/??/tmp_obj_*_*", 1),
+                                "kill", tmp_path / "fault.log")
+    assert hit and done.killed
+    assert R.read_entries(root, "shared")["half"]["value"] == "written"
+    assert R.status_porcelain(root) == [" M memory/shared.json"]
+    after = R.run_ctx(["set", "next", "write"], env)
+    assert after.returncode == 0, after.describe()
+    rows = R.commit_rows(root, start)
+    assert [(t["Ctx-Operation"][0], author) for _, _, t, author in rows] == [("set", "Agent Crash"),
+                                                                            ("external", "system")]
+    entries = R.read_entries(root, "shared")
+    assert entries["half"]["value"] == "written" and entries["next"]["value"] == "write"
+    assert not R.inspect_root(root, committed=True)
+
+
+def test_a_half_made_commit_is_harmless(root, tmp_path):
+    """Killed after the commit's objects were written, before the branch moved:
+    fsck is clean (the objects dangle), and the next write commits on top of the
+    old HEAD, including the killed write's store change."""
+    env = _env(root)
+    _seeded(root, env)
+    start = R.head(root)
+    done, _, hit = R.run_faulty(["set", "half", "made"], env, R.Step("open .git/refs/heads/main.lock", 1),
+                                "kill", tmp_path / "fault.log")
+    assert hit and done.killed and R.head(root) == start
+    assert not R.inspect_root(root)
+    assert R.run_ctx(["set", "next", "write"], env).returncode == 0
+    rows = R.commit_rows(root, start)
+    assert len(rows) == 2 and rows[-1][1] == [start]
+    assert R.read_entries(root, "shared")["half"]["value"] == "made"
+    assert not R.inspect_root(root, committed=True)
+
+
+def test_doctor_reports_and_commits_what_a_kill_left(root, tmp_path):
+    env = _env(root)
+    _seeded(root, env)
+    done, _, hit = R.run_faulty(["delete", "seed1"], env, R.Step("open .git/objects/??/tmp_obj_*_*", 1), "kill",
+                                tmp_path / "fault.log")
+    assert hit and done.killed
+    check = R.run_ctx(["doctor", "--check"], env)
+    assert check.returncode != 0 and "memory/shared.json" in check.stdout, check.describe()
+    repair = R.run_ctx(["doctor"], env)
+    assert repair.returncode == 0, repair.describe()
+    assert R.status_porcelain(root) == []
+    assert "seed1" not in R.read_entries(root, "shared")
+    assert not R.inspect_root(root, committed=True)
+
+
+def test_a_killed_first_write_leaves_a_root_the_next_write_completes(root):
+    """Kills during the very first write (the repository is being created)."""
+    rng = random.Random(SEED)
+    for trial in range(4):
+        trial_root = root.parent / f"first write {trial}"
+        env = R.ctx_env(trial_root, author=rng.choice(["Agent", None]))
+        outcome = R.run_killed(["set", "first", "write"], env, rng.uniform(0.02, 0.15))
+        problems = R.inspect_root(trial_root) if trial_root.exists() else []
+        assert not problems, (outcome.describe(), problems)
+        after = R.run_ctx(["set", "second", "write"], env)
+        assert after.returncode == 0, (outcome.describe(), after.describe())
+        entries = R.read_entries(trial_root, "shared")
+        assert entries["second"]["value"] == "write"
+        if outcome.returncode == 0:
+            assert entries["first"]["value"] == "write"
+        assert not R.inspect_root(trial_root, committed=True), outcome.describe()
