@@ -103,7 +103,7 @@ def bench_sync(work: Path, n: int = 10000, writes: int = 1000) -> dict:
 
 
 def bench_repo_size(work: Path, n: int = 10000, writes: int = 1000) -> dict:
-    base = build.build(work / f"ctx-{n}", n, commits=0 if n != 10000 else 5000)
+    base = build.build(work / f"ctx-{n}-fresh", n, commits=0)  # a store of n entries, one commit
     root = work / "size"
     shutil.rmtree(root, ignore_errors=True)
     subprocess.run(["git", "clone", "-q", str(base), str(root)], check=True)
@@ -122,5 +122,8 @@ def bench_repo_size(work: Path, n: int = 10000, writes: int = 1000) -> dict:
 
 if __name__ == "__main__":
     work = Path(os.environ.get("CTX_BENCH_DIR", "/tmp/ctx-bench"))
-    print(json.dumps(bench_sync(work), indent=2))
-    print(json.dumps(bench_repo_size(work), indent=2))
+    which = sys.argv[1:] or ["sync", "size"]
+    if "sync" in which:
+        print(json.dumps(bench_sync(work), indent=2), flush=True)
+    if "size" in which:
+        print(json.dumps(bench_repo_size(work), indent=2), flush=True)

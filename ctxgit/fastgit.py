@@ -52,15 +52,22 @@ def _write_object(git: Path, sha: str, data: bytes) -> int:
     path = folder / sha[2:]
     if path.exists():
         return 0
-    folder.mkdir(exist_ok=True)
     packed = zlib.compress(data, 1)
     tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    for attempt in range(20):
+        # a background `git gc` removes object directories it has emptied: make it again
+        folder.mkdir(exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            break
+        except FileNotFoundError:
+            if attempt == 19:
+                raise
     try:
         os.write(fd, packed)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
+    os.replace(tmp, path)  # the directory holds our file now: gc leaves it be
     return len(packed)
 
 

@@ -208,7 +208,9 @@ def _retry(action: Callable[[], T], what: str) -> T:
             return action()
         except pygit2.GitError as exc:
             message = str(exc)
-            if "lock" not in message.lower() or time.monotonic() >= deadline:
+            # another git's lock file, or an object directory a background gc just removed
+            transient = "lock" in message.lower() or "no such file" in message.lower()
+            if not transient or time.monotonic() >= deadline:
                 raise GitError(f"{what}: {message}") from None
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
