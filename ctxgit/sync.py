@@ -352,17 +352,22 @@ def clone(url: str, root: Path) -> tuple[Context, PullResult]:
 
 def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    repo = pygit2.init_repository(str(root), initial_head=BRANCH)
-    remote = repo.remotes.create("origin", _normalise_url(url))
+    try:  # libgit2's clone: a local path is cloned by linking its objects, not by packing them
+        repo = pygit2.clone_repository(_normalise_url(url), str(root), callbacks=Callbacks())
+    except (pygit2.GitError, GitError) as exc:
+        raise GitError(f"cannot clone {url}: {exc}") from None
     ctx = Context(root=root)
-    theirs = fetch(repo, remote)
     (root / "memory").mkdir(mode=0o700, exist_ok=True)
-    if theirs is not None:
-        with context_lock(root):
+    if not repo.head_is_unborn:
+        flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote")  # links refused
+        _check_stores(repo, repo.head.peel(pygit2.Commit).tree)
+    theirs = remote_head(repo, "origin")
+    if theirs is not None and (repo.head_is_unborn or repo.head.name != LOCAL_REF):
+        with context_lock(root):  # the remote's HEAD named another branch (or none): take main
             fast_forward(ctx, repo, theirs)
-        result = PullResult("fast-forward", str(theirs))
-    else:
-        result = PullResult("nothing to pull")
+    if theirs is None:  # an empty remote: a new context, on main whatever the remote's HEAD says
+        repo.references.create("HEAD", LOCAL_REF, force=True)
+    result = PullResult("fast-forward", str(theirs)) if theirs is not None else PullResult("nothing to pull")
     from hooks.install import install
     install(root)
     ctx.init()  # .gitignore, .gitattributes, RULES.md when the remote had none
