@@ -178,6 +178,12 @@ def run(command: str, values: dict) -> int:
 def main() -> None:
     """The ``ctx`` console entry point."""
     args = sys.argv[1:]
+    for number, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            sys.stderr.write(f"ctx: argument {number} is not valid UTF-8\n")
+            sys.exit(2)
     if args and args[0] in SPECS and not os.environ.get("CTX_SLOW_PATH"):
         try:
             values = parse(args[0], args[1:])

@@ -114,11 +114,53 @@ def parse_value(text: str) -> Any:
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
         try:
-            return json.loads(stripped, parse_constant=_reject_constant,
-                              parse_float=_finite_float)
+            value = json.loads(stripped, parse_constant=_reject_constant, parse_float=_finite_float)
+            return value if _depth(value) <= MAX_DEPTH else text  # too deep to write back: text
         except (ValueError, RecursionError):
             return text
     return text
+
+
+MAX_DEPTH = 200
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def check_text(name: str, text: str | None) -> None:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate: invalid UTF-8 from a shell)."""
+    if text is None:
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"the {name} is not valid UTF-8") from None
+
+
+def check_value(value: Any) -> None:
+    """``check_text`` over every string inside a value."""
+    if isinstance(value, str):
+        check_text("value", value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            check_text("value", k)
+            check_value(v)
+    elif isinstance(value, list):
+        for v in value:
+            check_value(v)
 
 
 def json_text(value: Any) -> str:
@@ -143,6 +185,7 @@ def strip_amend_notes(text: str) -> str:
 # --- keys and fields ----------------------------------------------------------
 
 def validate_key(key: str) -> str:
+    check_text("key", key)
     if not key:
         raise InvalidArgument("a key must not be empty")
     for ch in key:
@@ -201,6 +244,10 @@ def apply_set(old: Entry | None, value: Any, *, author: str | None, when: str,
     _check_choice("basis", basis, BASES)
     _check_choice("scope", scope, SCOPES)
     tags = validate_tags(tags)
+    check_value(value)
+    check_text("derivation", derivation)
+    for tag in tags or []:
+        check_text("tag", tag)
     default_source = "agent" if author else "operator"
     if old is None:
         entry: Entry = {"value": value, "source": source or default_source}
@@ -249,6 +296,8 @@ def apply_status(old: Entry, status: str, *, author: str | None, when: str,
                  note: str | None = None, by: str | None = None) -> Entry:
     """The entry after amend, supersede or resolve (§3.6)."""
     _check_choice("status", status, STATUSES)
+    check_text("note", note)
+    check_text("key", by)
     entry = dict(old)
     if status == "amended":
         if not note:

@@ -470,7 +470,8 @@ class Context:
             derivation: str | None = None, force: bool = False) -> Entry:
         model.validate_key(key)
         self._check_policy(store, source)
-        self._refuse_credentials({"value": value, "derivation": derivation}, force)
+        self._refuse_credentials({"key": key, "value": value, "derivation": derivation,
+                                  "tags": " ".join(tags) if tags else None}, force)
         # validate the choices before taking the lock, so a typo costs nothing
         model.apply_set(None, value, author=self.author, when=model.now(), source=source,
                         basis=basis, scope=scope, tags=tags, derivation=derivation)
@@ -486,7 +487,7 @@ class Context:
     def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
                 by: str | None, force: bool) -> Entry:
         self._check_policy(store, None)
-        self._refuse_credentials({"note": note}, force)
+        self._refuse_credentials({"note": note, "replacement key": by}, force)
         require = self._existing(store, key)
 
         def change(before: Entry | None) -> Entry:

@@ -77,11 +77,11 @@ def _rule(id: str, description: str, keywords: Iterable[str], pattern: str,
     return Rule(id, description, tuple(keywords), pattern, check, gate)
 
 
-_VALUE = r"[^\s\"'`<>{}\[\](),;]{8,}"
+_VALUE = r"[^\s\"'`<>{}\[\](),;]{8,200}"  # bounded: a long run never costs quadratic time
 # a name holding one of the words, joined to others only by _ . - (DB_PASSWORD, SECRET_KEY)
-_NAME = (r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*"
+_NAME = (r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{1,32}[_.-]){0,4}"
          r"(?:password|passwd|pwd|token|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)"
-         r"(?:[_.-][A-Za-z0-9]+)*(?![A-Za-z0-9])")
+         r"(?:[_.-][A-Za-z0-9]{1,32}){0,4}(?![A-Za-z0-9])")
 _CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
@@ -133,7 +133,7 @@ RULES: tuple[Rule, ...] = (
           r"|[ \t]*:[ \t]*[\"']?(" + _VALUE + r")[\"']?[ \t]*(?=\n|$))",  # name: value (a whole line)
           _generic_check,
           # after a keyword: the rest of a name, then '=' or ':' (prose that mentions a token: no)
-          r"[a-z0-9_.-]*[\"']?[ \t]*[=:]"),
+          r"[a-z0-9_.-]{0,64}[\"']?[ \t]*[=:]"),
 )
 
 _PLACEHOLDER = re.compile(

@@ -108,6 +108,8 @@ def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = N
                          "fix or restore it, ctx will not overwrite it") from None
     if not isinstance(data, dict):
         raise StoreError(f"{path}: not a store file (the top level is not an object)")
+    if raw.count(b'"entries"') > 1 and _duplicate_top_level(raw):
+        raise StoreError(f"{path}: a top-level key appears twice; ctx will not read or overwrite it")
     entries = data.get("entries", {})
     if not isinstance(entries, dict):
         raise StoreError(f"{path}: 'entries' is not an object; ctx will not overwrite it")
@@ -116,6 +118,21 @@ def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = N
             raise StoreError(f"{path}: entry {key!r} is not an object; ctx will not overwrite it")
     data.setdefault("entries", entries)
     return StoreFile(name, path, data, True, raw, identity)
+
+
+def _duplicate_top_level(raw: bytes) -> bool:
+    """True when the top-level object names a key twice (JSON keeps the last silently)."""
+    depth = [0]
+    found = [False]
+
+    def pairs(items):
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys) and "entries" in keys:
+            found[0] = True
+        return dict(items)
+    json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+    del depth
+    return found[0]
 
 
 def empty_store(name: str, path: Path) -> StoreFile:

@@ -63,6 +63,9 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
         except StoreError as exc:
             findings.append(Finding(f"{exc}", fixable=False, kind=f"store:{name}"))
             continue
+        if store.exists and store.data.get("type") != name:
+            findings.append(Finding(f"memory/{name}.json says its type is {store.data.get('type')!r}: "
+                                    "ctx will not write it", fixable=False, kind=f"type:{name}"))
         if store.exists and store.data.get("version") != "1":
             findings.append(Finding(f"memory/{name}.json has format version "
                                     f"{store.data.get('version')!r}: read-only to ctx", fixable=False,

@@ -30,6 +30,40 @@ RACY_NS = 2_000_000_000
 _MODES = {"100644", "100755", "40000", "120000", "160000"}
 
 
+INTENT = "ctx/committing"
+LOCKS = ("index.lock", "refs/heads/main.lock")
+
+
+def begin_commit(git: Path) -> None:
+    """Say, before taking git's lock files, that a commit is under way (see ``recover``)."""
+    path = git / INTENT
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(str(os.getpid()))
+
+
+def end_commit(git: Path) -> None:
+    (git / INTENT).unlink(missing_ok=True)
+
+
+def recover(root: Path) -> list[str]:
+    """Remove the lock files a ctx commit killed half-way left behind.
+
+    Called with the context lock held: no other ctx is committing, so lock
+    files named by a leftover intent are that dead commit's, not another git's.
+    """
+    git = root / ".git"
+    if not (git / INTENT).exists():
+        return []
+    removed = []
+    for name in LOCKS:
+        if (git / name).exists():
+            (git / name).unlink(missing_ok=True)
+            removed.append(name)
+    end_commit(git)
+    forget_state(root)
+    return removed
+
+
 def _identity(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
@@ -129,6 +163,8 @@ def forget_state(root: Path) -> None:
 def load_state(root: Path) -> dict | None:
     """The recorded state, if the repository is still exactly as it says; else None."""
     git = root / ".git"
+    if git.is_symlink() or not git.is_dir():
+        return None  # libgit2's way refuses it with a clear message
     try:
         state = json.loads((git / STATE).read_text())
         if (git / "HEAD").read_text() != "ref: refs/heads/main\n":
@@ -226,27 +262,42 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     ref = git / "refs" / "heads" / "main"  # a loose ref wins over packed-refs
     ref.parent.mkdir(parents=True, exist_ok=True)
     lock = ref.with_name("main.lock")
+    begin_commit(git)
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
+        end_commit(git)
         return None
     try:
-        os.write(fd, commit.encode() + b"\n")
-    finally:
-        os.close(fd)
-    if head_id(root) != state["head"]:
-        lock.unlink()
-        return None
-    os.replace(lock, ref)
-    subject = message.split("\n", 1)[0]
-    line = f"{state['head']} {commit} {name} <{email}> {now} +0000\tcommit: {subject}\n".encode()
-    for log in (git / "logs" / "HEAD", git / "logs" / "refs" / "heads" / "main"):
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as handle:
-            handle.write(line)
-    if not _update_index(git, store_path, blob, st):
-        forget_state(root)  # the commit stands; libgit2 sets the index right next time
-        return commit, written
-    blobs = dict(state["blobs"], **{store_path: blob})
-    save_state(root, commit, root_tree, memory, blobs, state.get("operator"))
+        try:
+            os.write(fd, commit.encode() + b"\n")
+        finally:
+            os.close(fd)
+        if head_id(root) != state["head"]:
+            lock.unlink()
+            end_commit(git)
+            return None
+        os.replace(lock, ref)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        end_commit(git)
+        raise
+    # The commit stands from here: what follows only keeps git's side files current,
+    # and a failure in it must not make the write look undone (libgit2 repairs them).
+    try:
+        subject = message.split("\n", 1)[0]
+        line = f"{state['head']} {commit} {name} <{email}> {now} +0000\tcommit: {subject}\n".encode()
+        for log in (git / "logs" / "HEAD", git / "logs" / "refs" / "heads" / "main"):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "ab") as handle:
+                handle.write(line)
+        if _update_index(git, store_path, blob, st):
+            blobs = dict(state["blobs"], **{store_path: blob})
+            save_state(root, commit, root_tree, memory, blobs, state.get("operator"))
+        else:
+            forget_state(root)
+    except OSError:
+        forget_state(root)
+        (git / "index.lock").unlink(missing_ok=True)
+    end_commit(git)
     return commit, written

@@ -107,6 +107,9 @@ class GitRecorder:
 
     def prepare(self) -> None:
         self._state = None
+        recovered = fastgit.recover(self.root)  # lock files a killed ctx commit left
+        if recovered:
+            self.warnings.append(f"warning: removed {', '.join(recovered)} left by an interrupted ctx commit")
         if not os.environ.get("CTX_GIT_SLOW"):
             self._state = fastgit.load_state(self.root)
             if self._state is not None:
@@ -163,12 +166,20 @@ class GitRecorder:
         exempt = frozenset([f"{e.store}/{e.key}" for e in change.edits] +
                            [p for p in change.paths if not p.startswith("memory/")]) \
             if change.forced else frozenset()
-        oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
-                           scan=change.operation != "merge", exempt=exempt,
-                           extra_parents=change.parents)
-        if oid is not None:
-            pack.after_commit(repo, oid)
-        remember(repo)
+        git = self.root / ".git"
+        fastgit.begin_commit(git)  # only a killed process leaves this: see fastgit.recover
+        try:
+            oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
+                               scan=change.operation != "merge", exempt=exempt,
+                               extra_parents=change.parents)
+        finally:
+            fastgit.end_commit(git)
+        try:  # the commit stands: bookkeeping that fails must not make the write look undone
+            if oid is not None:
+                pack.after_commit(repo, oid)
+            remember(repo)
+        except OSError:
+            fastgit.forget_state(self.root)
 
     def _record_fast(self, change: Change) -> bool:
         """The commit without libgit2, for one changed store file; False to fall back."""
@@ -186,7 +197,10 @@ class GitRecorder:
         if done is None:
             return False
         from .pack import account
-        account(self.root / ".git", done[1])
+        try:
+            account(self.root / ".git", done[1])
+        except OSError:
+            pass
         return True
 
 

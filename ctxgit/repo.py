@@ -206,12 +206,25 @@ def _retry(action: Callable[[], T], what: str) -> T:
     while True:
         try:
             return action()
-        except pygit2.GitError as exc:
+        except (pygit2.GitError, OSError) as exc:  # a locked ref comes as OSError
             message = str(exc)
             # another git's lock file, or an object directory a background gc just removed
             transient = "lock" in message.lower() or "no such file" in message.lower()
             if not transient or time.monotonic() >= deadline:
                 raise GitError(f"{what}: {message}") from None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def _wait_for_index(git_dir: Path) -> None:
+    """Wait while another git holds ``index.lock``; then fail clearly, having changed nothing."""
+    lock = git_dir / "index.lock"
+    deadline = time.monotonic() + float(os.environ.get("CTX_GIT_RETRY_SECONDS", RETRY_SECONDS))
+    pause = 0.01
+    while lock.exists():
+        if time.monotonic() >= deadline:
+            raise GitError(f"another git holds {lock} (a commit or add in progress?); "
+                           "nothing was written: try again when it is done")
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
 
@@ -295,6 +308,18 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
                  scan: bool = True, exempt: frozenset[str] = frozenset(),
                  extra_parents: list[str] | None = None) -> pygit2.Oid | None:
+    """``_commit_paths``, with libgit2's own errors said in ctx's words."""
+    try:
+        return _commit_paths(repo, paths, message, author, committer, scan=scan, exempt=exempt,
+                             extra_parents=extra_parents)
+    except pygit2.GitError as exc:
+        raise GitError(f"the repository refused the commit: {exc}") from None
+
+
+def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
+                 author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
+                 scan: bool = True, exempt: frozenset[str] = frozenset(),
+                 extra_parents: list[str] | None = None) -> pygit2.Oid | None:
     """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
 
     A forbidden path (the lock file, a temporary file) is never staged, and
@@ -325,7 +350,11 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     if scan:
         refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree], exempt)
     parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
+    _wait_for_index(Path(repo.path))  # no commit unless its index can follow it
     oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
                  "committing")
-    _retry(index.write, "updating the index")
+    try:
+        _retry(index.write, "updating the index")
+    except GitError:
+        pass  # the commit stands; the next write finds the index behind and sets it right
     return oid

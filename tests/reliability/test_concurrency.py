@@ -67,10 +67,9 @@ def test_a_held_index_lock_makes_the_write_wait_then_fail_clearly(root, author):
     assert not R.inspect_root(root, committed=True)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-2: with .git/index.lock held, ctxgit/repo.py commit_paths creates "
-                   "the commit, then fails to write the index; Context.transact (ctx/ops.py) puts the store file "
-                   "back but the commit stays on main, and the next write reverts it as an 'external change'")
 def test_a_write_that_failed_on_a_held_index_lock_leaves_no_commit(root):
+    """(BUG-2, fixed in the working tree: the commit was made, the index write failed,
+    the store file was put back, and the next write reverted the commit.)"""
     env = _seeded_root(root, None)
     start = R.head(root)
     lock = root / ".git" / "index.lock"
@@ -113,10 +112,9 @@ def test_a_held_branch_lock_fails_the_write_clearly_and_harmlessly(root):
     assert not R.inspect_root(root, committed=True)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-4: a held .git/refs/heads/main.lock is not waited for: pygit2 "
-                   "raises OSError, not GitError, for a locked ref, and ctxgit/repo.py _retry only retries "
-                   "GitError, so CTX_GIT_RETRY_SECONDS is ignored and the write fails at once")
 def test_a_branch_lock_released_while_ctx_waits_lets_the_write_through(root):
+    """(BUG-4, fixed in the working tree: libgit2 reports a locked ref as OSError, which
+    ctx did not retry.)"""
     env = _seeded_root(root, "Agent Lock")
     lock = root / ".git" / "refs" / "heads" / "main.lock"
     lock.write_text(R.head(root) + "\n")
