@@ -13,7 +13,8 @@ Runs rounds in turn until N trials have run or S seconds have passed
                set, amend or delete (fast and libgit2 ways of committing)
   concurrency  4 writer processes x 50 mixed writes and a reader
   properties   the hypothesis properties of tests/reliability with
-               --examples examples each (pytest, CTX_RELIABILITY_EXAMPLES)
+               --examples examples each (pytest, CTX_RELIABILITY_EXAMPLES;
+               once per soak, one trial per property)
 
 Every trial is the code the test suite runs (tests/reliability/relutil.py),
 in fresh directories under the system's temporary directory. A known bug
@@ -120,12 +121,13 @@ class Soak:
                     "sweep"]
         print(f"ctx soak: seed {self.args.seed}, up to {self.args.trials} trials or {self.args.seconds} s",
               flush=True)
-        n = 0
+        n = rounds = 0
         while self.report.trials < self.args.trials and time.monotonic() - started < self.args.seconds:
             kind = schedule[n % len(schedule)]
             n += 1
             if kind == "properties" and (self.properties_done or self.args.examples <= 0):
                 continue
+            rounds += 1
             self.last_label = kind
             t0 = time.monotonic()
             try:
@@ -134,7 +136,7 @@ class Soak:
                 report = R.Report(trials=1, failures=[f"{kind}: {type(error).__name__}: {error}"])
             self.report.merge(report)
             known = f", known bugs hit: {report.known}" if report.known else ""
-            print(f"round {n:3d} {self.last_label:34s} trials {report.trials:4d}  failures {len(report.failures)}"
+            print(f"round {rounds:3d} {self.last_label:34s} trials {report.trials:4d}  failures {len(report.failures)}"
                   f"{known}  ({time.monotonic() - t0:5.1f} s)", flush=True)
             for failure in report.failures[:5]:
                 print("    " + failure.replace("\n", "\n    ")[:2000], flush=True)

@@ -68,7 +68,7 @@ def test_a_held_index_lock_makes_the_write_wait_then_fail_clearly(root, author):
 
 
 def test_a_write_that_failed_on_a_held_index_lock_leaves_no_commit(root):
-    """(BUG-2, fixed in the working tree: the commit was made, the index write failed,
+    """(BUG-2, fixed in a74c462: the commit was made, the index write failed,
     the store file was put back, and the next write reverted the commit.)"""
     env = _seeded_root(root, None)
     start = R.head(root)
@@ -113,7 +113,7 @@ def test_a_held_branch_lock_fails_the_write_clearly_and_harmlessly(root):
 
 
 def test_a_branch_lock_released_while_ctx_waits_lets_the_write_through(root):
-    """(BUG-4, fixed in the working tree: libgit2 reports a locked ref as OSError, which
+    """(BUG-4, fixed in a74c462: libgit2 reports a locked ref as OSError, which
     ctx did not retry.)"""
     env = _seeded_root(root, "Agent Lock")
     lock = root / ".git" / "refs" / "heads" / "main.lock"

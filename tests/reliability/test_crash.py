@@ -47,10 +47,10 @@ def _check_report(report: R.Report, what: str) -> None:
 def test_random_kills_of_writes_recover(root):
     """A few dozen set/amend/delete processes, with and without CTX_AUTHOR (the
     fast and the libgit2 way of committing), killed at random moments."""
-    report = R.crash_trials(root, _env(root, author=None), trials=20, rng=random.Random(SEED))
+    report = R.crash_trials(root, _env(root, author=None), trials=16, rng=random.Random(SEED))
     _check_report(report, "random kills of writes")
-    assert report.trials == 20
-    assert report.kills_landed >= 5, "too few kills landed before the process ended: the trial proves little"
+    assert report.trials == 16
+    assert report.kills_landed >= 4, "too few kills landed before the process ended: the trial proves little"
 
 
 def test_random_kills_of_sync_recover(root, tmp_path):
@@ -63,7 +63,7 @@ def test_random_kills_of_sync_recover(root, tmp_path):
 # --- a kill at every file operation of a write ------------------------------------------------------
 
 def _sweep(root, env, op, mode, skip, tmp_path):
-    steps, problems = R.sweep(root, env, op, mode, skip, tmp_path / "fault.log")
+    steps, problems = R.sweep(root, env, op, mode, skip, tmp_path / "fault.log", every_object=False)
     assert not problems, "\n".join(problems)
     return steps
 
@@ -91,7 +91,7 @@ def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
 
 @pytest.mark.parametrize("step", sorted(R.KILL_LEAVES_LOCK, key=str), ids=["index-lock", "ref-lock"])
 def test_kill_while_holding_a_git_lock_is_recovered(root, tmp_path, step):
-    """(BUG-1, fixed in the working tree: a kill here left the lock, every later write
+    """(BUG-1, fixed in a74c462: a kill here left the lock, every later write
     failed on it, and doctor said the context was in order.)"""
     env = _env(root, CTX_GIT_RETRY_SECONDS="1")
     _seeded(root, env)
@@ -108,20 +108,27 @@ def test_kill_while_holding_a_git_lock_is_recovered(root, tmp_path, step):
     assert R.stale_git_locks(root) == [] and not R.inspect_root(root, committed=True)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-17: ctxgit/fastgit.py recover() (working tree) removes "
-                   ".git/index.lock and refs/heads/main.lock whenever a killed ctx left .git/ctx/committing, "
-                   "even when the lock belongs to an operator's git that took it later: ctx then deletes a "
-                   "live lock and writes the index under the operator's git")
-def test_a_killed_commit_never_costs_an_operators_git_its_lock(root, tmp_path):
+@pytest.mark.xfail(strict=True, reason="BUG-17: ctx removes git lock files it cannot know are its own: "
+                   "ctxgit/fastgit.py recover() (a74c462) removes .git/index.lock and refs/heads/main.lock whenever "
+                   "a killed ctx left .git/ctx/committing, and commit_store's post-commit `except OSError` removes "
+                   "index.lock; either can be an operator's git's live lock, which ctx then writes under")
+@pytest.mark.parametrize("how", ["stale-intent", "failure-after-commit"])
+def test_ctx_never_removes_a_lock_an_operators_git_holds(root, tmp_path, how):
     env = _env(root, CTX_GIT_RETRY_SECONDS="1")
     _seeded(root, env)
-    # killed after announcing its commit, before taking any git lock
-    done, _, hit = R.run_faulty(["set", "k", "v"], env, R.Step("open .git/refs/heads/main.lock", 1), "kill",
-                                tmp_path / "fault.log")
-    assert hit and done.killed and R.stale_git_locks(root) == []
     lock = root / ".git" / "index.lock"
-    lock.write_text("")  # later: the operator's `git add` in progress
-    R.run_ctx(["set", "k2", "v2"], env)
+    if how == "stale-intent":
+        # killed after announcing its commit, before taking any git lock ...
+        done, _, hit = R.run_faulty(["set", "k", "v"], env, R.Step("open .git/refs/heads/main.lock", 1), "kill",
+                                    tmp_path / "fault.log")
+        assert hit and done.killed and R.stale_git_locks(root) == []
+        lock.write_text("")  # ... and later the operator's `git add` is in progress
+        R.run_ctx(["set", "k2", "v2"], env)
+    else:
+        # writing the reflog fails just as the operator's git takes the index lock
+        done, _, hit = R.run_faulty(["set", "k", "v"], env, R.Step("open .git/logs/HEAD", 1), "enospc+git",
+                                    tmp_path / "fault.log")
+        assert hit
     assert lock.exists(), "ctx removed a lock file an operator's git holds"
 
 
