@@ -99,7 +99,7 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
 def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = None) -> StoreFile:
     """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
                          "fix or restore it, ctx will not overwrite it") from None
@@ -118,6 +118,10 @@ def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = N
             raise StoreError(f"{path}: entry {key!r} is not an object; ctx will not overwrite it")
     data.setdefault("entries", entries)
     return StoreFile(name, path, data, True, raw, identity)
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON (RFC 8259)")
 
 
 def _duplicate_top_level(raw: bytes) -> bool:
@@ -218,6 +222,19 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _spliced_right(content: bytes, store: StoreFile, edits: list) -> bool:
+    """The spliced bytes parse to exactly the entries the write meant (one parse: cheap
+    beside a full serialization, and a misread layout never reaches the disk)."""
+    try:
+        parsed = json.loads(content)
+    except ValueError:
+        return False
+    entries = parsed.get("entries") if isinstance(parsed, dict) else None
+    if not isinstance(entries, dict) or len(entries) != len(store.entries) or set(parsed) != set(store.data):
+        return False
+    return all(entries.get(key) == store.entries.get(key) for key, _, _ in edits)
+
+
 def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     """Atomically replace a store file with ``store.data``; returns the bytes written.
 
@@ -230,6 +247,8 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     if edits is not None and store.raw:
         from .splice import splice
         content = splice(store.raw, edits, store.data.get("last_updated"))
+        if content is not None and not _spliced_right(content, store, edits):
+            content = None  # a layout the splice misread: write the whole file instead
     if content is None:
         content = serialize(store.data)
     store.identity = atomic_write(store.path, content)

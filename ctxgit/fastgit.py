@@ -52,11 +52,19 @@ def recover(root: Path) -> list[str]:
     files named by a leftover intent are that dead commit's, not another git's.
     """
     git = root / ".git"
-    if not (git / INTENT).exists():
+    try:
+        began = (git / INTENT).stat().st_mtime
+    except FileNotFoundError:
         return []
     removed = []
     for name in LOCKS:
-        if (git / name).exists():
+        try:
+            made = (git / name).stat().st_mtime
+        except FileNotFoundError:
+            continue
+        # only the dead commit's own locks: made just after it said it began; a lock an
+        # operator's git took later is left alone (ctx then waits for it, then says so)
+        if began - 1 <= made <= began + 5:
             (git / name).unlink(missing_ok=True)
             removed.append(name)
     end_commit(git)
@@ -222,12 +230,16 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        return False
+        return False  # another git's: left alone
     try:
-        os.write(fd, body)
-    finally:
-        os.close(fd)
-    os.replace(lock, index)
+        try:
+            os.write(fd, body)
+        finally:
+            os.close(fd)
+        os.replace(lock, index)
+    except OSError:
+        lock.unlink(missing_ok=True)  # ours: made above
+        return False
     return True
 
 
@@ -298,6 +310,5 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
             forget_state(root)
     except OSError:
         forget_state(root)
-        (git / "index.lock").unlink(missing_ok=True)
     end_commit(git)
     return commit, written

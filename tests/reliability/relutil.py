@@ -426,6 +426,9 @@ class Report:
 # A sync killed while libgit2 fetches leaves .git/refs/remotes/origin/main.lock, and
 # every later sync fails on it: test_crash.py's strict xfail (BUG-1b). Counted apart.
 KNOWN_STALE_LOCK = "BUG-1b remote-tracking ref lock left by a killed sync"
+# A sync killed while pushing to a local-path remote leaves <remote>/refs/heads/main.lock,
+# and every later push from every machine fails (BUG-18, a strict xfail). Counted apart.
+KNOWN_REMOTE_LOCK = "BUG-18 the remote's branch lock left by a killed push"
 
 WRITE_OPS = ("set_new", "set_new", "set_again", "amend", "delete")
 
@@ -591,6 +594,10 @@ def sync_crash_trials(base: Path, env: Mapping[str, str], trials: int, rng: rand
         if fetch_lock.exists():  # BUG-1b: counted apart, cleared by hand
             report.known[KNOWN_STALE_LOCK] = report.known.get(KNOWN_STALE_LOCK, 0) + 1
             fetch_lock.unlink()
+        push_lock = remote / "refs" / "heads" / "main.lock"
+        if push_lock.exists():  # BUG-18: counted apart, cleared by hand
+            report.known[KNOWN_REMOTE_LOCK] = report.known.get(KNOWN_REMOTE_LOCK, 0) + 1
+            push_lock.unlink()
         if stale_git_locks(roots[victim]):
             report.fail(n, f"machine {victim}: git locks still there after the next write: "
                            f"{stale_git_locks(roots[victim])}")
