@@ -104,19 +104,7 @@ def _driver_works(command: str) -> bool:
 
 def ensure_gitattributes(root: Path) -> bool:
     """Route store files through ctx's merge driver in a plain ``git merge``."""
-    path = root / ".gitattributes"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    if ATTRIBUTES_LINE in {line.strip() for line in text.splitlines()}:
-        return False
-    if text and not text.endswith("\n"):
-        text += "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text + ATTRIBUTES_LINE + "\n")
-    return True
+    return _ensure_lines(root / ".gitattributes", (ATTRIBUTES_LINE,))
 
 
 def ensure_merge_driver(repo: pygit2.Repository) -> None:
@@ -134,20 +122,22 @@ def ensure_merge_driver(repo: pygit2.Repository) -> None:
 
 def ensure_gitignore(root: Path) -> bool:
     """Add the ignore lines ctx needs, keeping every other line; True if changed."""
-    path = root / ".gitignore"
+    return _ensure_lines(root / ".gitignore", IGNORE_LINES, "# ctx: local state that is never committed\n")
+
+
+def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "") -> bool:
+    """Append the ``lines`` a file lacks, keeping every other line; True if it changed."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
     present = {line.strip() for line in text.splitlines()}
-    missing = [line for line in IGNORE_LINES if line not in present]
+    missing = [line for line in lines if line not in present]
     if not missing:
         return False
     if text and not text.endswith("\n"):
         text += "\n"
-    if not text:
-        text = "# ctx: local state that is never committed\n"
-    text += "".join(line + "\n" for line in missing)
+    text = (text or header) + "".join(line + "\n" for line in missing)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
