@@ -24,6 +24,7 @@ from .errors import ContextRootError, LockTimeout, StoreError
 from .model import Entry
 
 FORMAT_VERSION = "1"
+REQUIRED_FIELDS = frozenset(("value", "source"))  # §3.3: without them an entry says nothing, or nobody
 LOCK_NAME = ".lock"
 TMP_SUFFIX = ".tmp"
 DIR_MODE = 0o700
@@ -36,12 +37,14 @@ Identity = tuple  # (size, mtime_ns, inode) of a store file: what a cache is che
 class StoreFile:
     """One parsed store file; ``data`` is the whole top-level object."""
 
-    __slots__ = ("name", "path", "data", "exists", "raw", "identity")
+    __slots__ = ("name", "path", "data", "exists", "raw", "identity", "incomplete")
 
     def __init__(self, name: str, path: Path, data: dict[str, Any], exists: bool,
-                 raw: bytes = b"", identity: Identity | None = None) -> None:
+                 raw: bytes = b"", identity: Identity | None = None,
+                 incomplete: tuple[tuple[str, str], ...] = ()) -> None:
         self.name, self.path, self.data, self.exists = name, path, data, exists
         self.raw, self.identity = raw, identity
+        self.incomplete = incomplete  # (key, fields missing) of entries lacking what §3.3 requires
 
     def __repr__(self) -> str:
         return f"StoreFile({self.name!r}, {str(self.path)!r}, exists={self.exists})"
@@ -108,35 +111,58 @@ def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = N
                          "fix or restore it, ctx will not overwrite it") from None
     if not isinstance(data, dict):
         raise StoreError(f"{path}: not a store file (the top level is not an object)")
-    if raw.count(b'"entries"') > 1 and _duplicate_top_level(raw):
-        raise StoreError(f"{path}: a top-level key appears twice; ctx will not read or overwrite it")
     entries = data.get("entries", {})
     if not isinstance(entries, dict):
         raise StoreError(f"{path}: 'entries' is not an object; ctx will not overwrite it")
+    duplicate = _duplicate_name(raw, data, entries)
+    if duplicate:
+        raise StoreError(f"{path}: {duplicate} appears twice; JSON keeps only the last, so ctx "
+                         "will not read or overwrite it (remove one by hand)")
+    incomplete = []
     for key, entry in entries.items():
         if not isinstance(entry, dict):
             raise StoreError(f"{path}: entry {key!r} is not an object; ctx will not overwrite it")
+        if not REQUIRED_FIELDS <= entry.keys():
+            incomplete.append((key, ", ".join(sorted(REQUIRED_FIELDS - entry.keys()))))
     data.setdefault("entries", entries)
-    return StoreFile(name, path, data, True, raw, identity)
+    return StoreFile(name, path, data, True, raw, identity, tuple(incomplete))
 
 
 def _not_json(name: str):
     raise ValueError(f"{name} is not JSON (RFC 8259)")
 
 
-def _duplicate_top_level(raw: bytes) -> bool:
-    """True when the top-level object names a key twice (JSON keeps the last silently)."""
-    depth = [0]
-    found = [False]
+def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
+    """A top-level key or entry key the file names twice (``json.loads`` keeps the last
+    silently, and a write would drop the other), described; None when there is none.
 
-    def pairs(items):
-        keys = [k for k, _ in items]
-        if len(set(keys)) != len(keys) and "entries" in keys:
-            found[0] = True
-        return dict(items)
-    json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
-    del depth
-    return found[0]
+    In ctx's own layout (§8.2, two-space indent) every top-level key starts a line
+    with two spaces and every entry key a line with four, and no JSON string holds a
+    raw newline: when those counts match the parsed objects there is no duplicate,
+    and the full check (a second parse) is skipped.
+    """
+    if raw.count(b'\n  "') == len(data) and raw.count(b'\n    "') == len(entries):
+        return None
+    doubled: dict[int, str] = {}
+    keep: list[dict] = []
+
+    def pairs(items: list) -> dict:
+        made = dict(items)
+        keep.append(made)  # ids stay unique while the parse runs
+        if len(made) != len(items):
+            seen: set = set()
+            doubled[id(made)] = next(k for k, _ in items if k in seen or seen.add(k))
+        return made
+    try:
+        top = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        return None  # the first parse succeeded; nothing more to learn here
+    if id(top) in doubled:
+        return f"the top-level key {doubled[id(top)]!r}"
+    inner = top.get("entries")
+    if isinstance(inner, dict) and id(inner) in doubled:
+        return f"the entry key {doubled[id(inner)]!r}"
+    return None
 
 
 def empty_store(name: str, path: Path) -> StoreFile:
@@ -165,6 +191,16 @@ def check_writable(store: StoreFile) -> None:
                          "ctx will not write it")
     if store.path.is_symlink():
         raise StoreError(f"{store.path}: is a symbolic link; ctx never writes through a link")
+    if store.incomplete:
+        raise StoreError(incomplete_message(store))
+
+
+def incomplete_message(store: StoreFile) -> str:
+    """Why a store with entries lacking required fields is read but never written."""
+    key, missing = store.incomplete[0]
+    more = f" (and {len(store.incomplete) - 1} more)" if len(store.incomplete) > 1 else ""
+    return (f"{store.path}: entry {key!r}{more} lacks {missing}, which §3.3 requires; "
+            "ctx reads it but will not write this file until it is fixed by hand")
 
 
 def serialize(data: dict[str, Any]) -> bytes:

@@ -29,6 +29,10 @@ def excerpt(value: Any, bound: int) -> str:
 
 
 def local_time(stamp: Any, with_time: bool = True) -> str:
-    """A stored timestamp in local time (§3.3: tools display local time)."""
-    moment = model.ts_key(stamp).astimezone()
+    """A stored timestamp in local time (§3.3: tools display local time); a missing or
+    malformed one (an entry written by hand) shows as unknown, not as 1970."""
+    moment = model.ts_key(stamp)
+    if moment == model.ts_key(None):
+        return "date unknown"
+    moment = moment.astimezone()
     return moment.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")

@@ -15,7 +15,7 @@ from pathlib import Path
 from ctx.errors import StoreError
 from ctx.model import STORES
 from ctx.ops import Context
-from ctx.store import context_lock, read_store
+from ctx.store import context_lock, incomplete_message, read_store
 from hooks.guard import IGNORE_LINES, forbidden
 
 from . import pack
@@ -70,6 +70,8 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
             findings.append(Finding(f"memory/{name}.json has format version "
                                     f"{store.data.get('version')!r}: read-only to ctx", fixable=False,
                                     kind=f"version:{name}"))
+        if store.incomplete:
+            findings.append(Finding(incomplete_message(store), fixable=False, kind=f"fields:{name}"))
     repo = open_repo(root)
     if repo is None:
         findings.append(Finding("the context root has no repository", kind="repo"))

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ctx import model
-from ctx.errors import Conflict
+from ctx.errors import Conflict, StoreError
 from ctx.model import Entry
-from ctx.store import FORMAT_VERSION, serialize
+from ctx.store import FORMAT_VERSION, parse_store, serialize
 
 STATUS_GROUP = ("status", "status_timestamp", "status_note", "superseded_by")
 _MISSING = object()
@@ -161,14 +162,13 @@ def merge_store(base: dict[str, Any] | None, ours: dict[str, Any] | None,
 
 
 def parse(data: bytes | None, path: str) -> dict[str, Any] | None:
+    """One side's store file, checked as a local one is (JSON, no NaN, no key written twice)."""
     if data is None:
         return None
     try:
-        parsed = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Conflict(f"{path} is not valid JSON on one side ({exc}); ctx will not merge it") from None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("entries", {}), dict):
-        raise Conflict(f"{path} is not a store file on one side; ctx will not merge it")
+        parsed = parse_store(Path(path).stem, Path(path), data).data
+    except StoreError as exc:
+        raise Conflict(f"on one side, {exc}; ctx will not merge it") from None
     return parsed
 
 

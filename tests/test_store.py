@@ -137,6 +137,62 @@ def test_parse_store_keeps_raw_bytes(tmp_path):
     assert parsed.raw == raw and parsed.writable and parsed.entries["k"]["value"] == 1
 
 
+# --- duplicates and entries lacking required fields (BUG-5, BUG-7) ------------------------------
+
+_HEAD = '{\n  "type": "shared",\n  "version": "1",\n  "last_updated": null,\n  "entries": {'
+_FULL = '{"value": %s, "source": "agent", "basis": "inferred", "scope": "global", "tags": [], ' \
+        '"created": "2026-01-01T00:00:00Z", "timestamp": "2026-01-01T00:00:00Z"}'
+
+
+@pytest.mark.parametrize("raw, named", [
+    (_HEAD + '\n    "a": %s,\n    "a": %s\n  }\n}\n' % (_FULL % '"one"', _FULL % '"two"'), "entry key 'a'"),
+    ('{"type": "shared", "version": "1", "entries": {"a": %s, "b": %s, "a": %s}}'
+     % (_FULL % 1, _FULL % 2, _FULL % 3), "entry key 'a'"),  # another layout: the full check
+    (_HEAD + '\n    "a": %s\n  },\n  "version": "1"\n}\n' % (_FULL % 1), "top-level key 'version'"),
+])
+def test_a_key_written_twice_is_refused_for_reads_and_writes(root, context, raw, named):
+    path = store_path(root)
+    path.parent.mkdir(parents=True)
+    path.write_text(raw)
+    with pytest.raises(StoreError, match=f"{named} appears twice"):
+        read_store(root, "shared")
+    with pytest.raises(StoreError):
+        context.set("new", "value")
+    assert path.read_text() == raw
+
+
+@pytest.mark.parametrize("raw", [
+    _HEAD + '\n    "a": %s,\n    "b": %s\n  }\n}\n' % (_FULL % '"one"', _FULL % '"two"'),
+    '{"type":"shared","version":"1","entries":{"a":%s,"b":%s}}' % (_FULL % 1, _FULL % 2),
+    # an entry whose value holds objects, and an unknown top-level object (members at 4 spaces)
+    _HEAD + '\n    "a": %s\n  },\n  "x_other": {\n    "a": 1\n  }\n}\n' % (_FULL % '{"a": {"a": 1}}'),
+])
+def test_same_names_in_different_objects_are_not_duplicates(tmp_path, raw):
+    parsed = parse_store("shared", tmp_path / "shared.json", raw.encode())
+    assert sorted(parsed.entries) == ["a", "b"] or sorted(parsed.entries) == ["a"]
+
+
+def test_an_entry_without_value_or_source_is_read_but_its_store_is_not_written(root, context):
+    path = write_store_file(root, "shared", {"ok": make_entry("fine"), "bare": {"source": "agent"},
+                                             "anonymous": {"value": "who said this?"}})
+    before = path.read_bytes()
+    assert context.get("anonymous")["value"] == "who said this?"
+    for write in (lambda: context.set("new", "v"), lambda: context.amend("ok", "note"),
+                  lambda: context.delete("bare")):
+        with pytest.raises(StoreError, match="lacks (value|source), which §3.3 requires"):
+            write()
+    assert path.read_bytes() == before
+    context.set("elsewhere", "v", store="agent")  # another store is written as usual
+    assert path.read_bytes() == before
+
+
+def test_an_entry_with_only_value_and_source_is_written_around_untouched(root, context):
+    path = write_store_file(root, "shared", {"minimal": {"value": "v", "source": "operator"}})
+    context.set("new", "value")
+    assert read_store_file(root)["entries"]["minimal"] == {"value": "v", "source": "operator"}
+    assert path.exists()
+
+
 # --- versions and types ------------------------------------------------------------------------
 
 def test_other_version_is_readable_but_not_writable(root, context):

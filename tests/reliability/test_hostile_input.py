@@ -467,8 +467,6 @@ def test_doctor_reports_a_store_file_of_another_type(root):
 @pytest.mark.parametrize("case", sorted(BUGGY))
 def test_a_store_file_with_duplicates_nan_or_missing_fields_is_never_replaced(root, case, request):
     raw, bug = BUGGY[case]
-    if bug in BUG_REASONS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=BUG_REASONS[bug]))
     _check_refused(root, raw, WRITES[:1])
 
 
