@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx.errors import StoreError
+from ctx.errors import GitError, StoreError
 from ctx.model import STORES
 from ctx.ops import Context
 from ctx.store import context_lock, incomplete_message, read_store
@@ -20,7 +20,7 @@ from hooks.guard import IGNORE_LINES, forbidden
 
 from . import pack
 from .recorder import broken_store
-from .repo import commit_paths, dirty_paths, open_repo, system_signature
+from .repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
 
 LOOSE_WARN_BYTES = 64 * 1024 * 1024
 
@@ -72,10 +72,18 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
                                     kind=f"version:{name}"))
         if store.incomplete:
             findings.append(Finding(incomplete_message(store), fixable=False, kind=f"fields:{name}"))
-    repo = open_repo(root)
-    if repo is None:
-        findings.append(Finding("the context root has no repository", kind="repo"))
+    try:
+        repo = open_repo(root)
+    except GitError:
+        if not half_made(root):
+            raise
+        repo = None
+        findings.append(Finding(f"{root}/.git is not a repository but one half made by an interrupted "
+                                "first write; it holds nothing, and ctx makes it again", kind="repo"))
     else:
+        if repo is None:
+            findings.append(Finding("the context root has no repository", kind="repo"))
+    if repo is not None:
         text = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").exists() else ""
         missing = [line for line in IGNORE_LINES if line not in {x.strip() for x in text.splitlines()}]
         if missing:
@@ -94,6 +102,7 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
     if repair and any(f.fixable for f in findings):
         ctx._make_root()
         with context_lock(root):
+            clear_half_made(root)
             ctx.recorder.prepare()  # creates the repository, .gitignore lines, commits outside changes
             ctx.recorder.settle("doctor: repository repaired", "doctor")
             repo = open_repo(root)

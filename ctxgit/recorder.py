@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ctx.errors import CredentialRefused, StoreError
+from ctx.errors import CredentialRefused, GitError, StoreError
 from ctx.ops import Change
 from ctx.store import parse_store
 from ctx.text import excerpt
@@ -114,8 +114,16 @@ class GitRecorder:
             self._state = fastgit.load_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
-        from .repo import commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
-        if open_repo(self.root) is None and not self._has_content():
+        from .repo import clear_half_made, commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
+        try:
+            found = open_repo(self.root) is not None
+        except GitError:
+            if not clear_half_made(self.root):
+                raise
+            self.warnings.append("warning: removed a .git that an interrupted first write had "
+                                 "half made (it held nothing); making the repository again")
+            found = False
+        if not found and not self._has_content():
             # a fresh root: the repository is made by the first write that happens,
             # so a write that fails leaves nothing behind
             self._repo, self._pending = None, []

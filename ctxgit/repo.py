@@ -61,6 +61,41 @@ def open_repo(root: Path) -> pygit2.Repository | None:
     return repo
 
 
+_TEMPLATE_NAMES = {"HEAD", "config", "description", "info", "hooks", "objects", "refs", "branches"}
+
+
+def half_made(root: Path) -> bool:
+    """True when ``root/.git`` is what ``git init`` leaves when killed part-way: a
+    directory that does not open as a repository and holds nothing but the template
+    (no object, ref, index, log or ctx state), so making it again loses nothing."""
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        return False
+    try:
+        pygit2.Repository(str(root), RepositoryOpenFlag.NO_SEARCH)
+        return False
+    except pygit2.GitError:
+        pass
+    for top in os.scandir(dot_git):
+        if top.name not in _TEMPLATE_NAMES:
+            return False
+        if top.name in ("objects", "refs") and top.is_dir(follow_symlinks=False):
+            for _, _, files in os.walk(top.path):
+                if files:
+                    return False
+    return True
+
+
+def clear_half_made(root: Path) -> bool:
+    """Remove a ``.git`` a killed first write left half made (call under the context
+    lock); True when one was removed, so the next write makes the repository again."""
+    if not half_made(root):
+        return False
+    import shutil
+    shutil.rmtree(root / ".git")
+    return True
+
+
 def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
     """Open or create the repository (branch ``main``); returns it and the
     files this call created or repaired (.gitignore), to commit with the next write."""

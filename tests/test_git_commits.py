@@ -6,6 +6,7 @@ writers, the lock file, ``ctx doctor`` and background packing."""
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import random
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import make_entry, snapshot, store_path, write_store_file
-from gitutil import (author, changed_paths, commit_count, commit_details, commit_ids, committer,
+from gitutil import (author, changed_paths, has_commits, commit_count, commit_details, commit_ids, committer,
                      disk_paths, fsck, git, git_out, log_rows, loose_objects, message, parents,
                      run_ctx, show_file, status_lines, subject, trailers, tree_paths, wait_for)
 from hooks.guard import IGNORE_LINES, forbidden
@@ -753,6 +754,31 @@ def test_doctor_repairs_missing_gitignore_lines(run, root):
     assert status_lines(root) == []
     again = run("doctor")
     assert again.exit_code == 0 and "is in order" in again.output
+
+
+def test_doctor_remakes_a_repository_a_killed_first_write_half_made(run, root, write_store):
+    write_store("shared", {"hand": make_entry("kept")})
+    (root / ".git" / "objects" / "pack").mkdir(parents=True)  # libgit2 died here
+    (root / ".git" / "description").write_text("Unnamed repository\n")
+    check = run("doctor", "--check")
+    assert check.exit_code == 1 and "half made" in check.output and "[repairable]" in check.output
+    assert (root / ".git" / "description").exists()  # --check changes nothing
+    result = run("doctor")
+    assert result.exit_code == 0, result.output
+    assert has_commits(root) and entry_in_head(root, "hand")["value"] == "kept"
+    assert status_lines(root) == []
+
+
+@pytest.mark.parametrize("content", ["objects/ab/cdef", "refs/heads/main", "index", "ctx/state.json"])
+def test_a_broken_repository_holding_anything_is_never_remade(run, root, content):
+    assert run("set", "k", "v").exit_code == 0
+    shutil.rmtree(root / ".git")
+    (root / ".git" / content).parent.mkdir(parents=True, exist_ok=True)
+    (root / ".git" / content).write_text("something\n")
+    for args in (("set", "k2", "v2"), ("doctor",)):
+        result = run(*args)
+        assert result.exit_code == 6 and "not a usable repository" in result.output, result.output
+    assert (root / ".git" / content).read_text() == "something\n"
 
 
 def test_doctor_commits_uncommitted_changes(run, root, write_store):
