@@ -79,7 +79,8 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
 @json_option
 def log(key: str | None, store: str | None, author: str | None, since: str | None,
         limit: int | None, as_json: bool) -> None:
-    """The context's commits, one line each: id, local date, author, subject."""
+    """The context's commits, one line each: id, local date, author, subject.
+    With KEY, the commits that changed that entry (exit 1 when none ever did)."""
     from ctxgit.history import log as commits
     from .brief import local_time
     ctx = _context()
@@ -164,10 +165,12 @@ Examples:
 @click.option("--check", is_flag=True, help="Report only; change nothing.")
 @json_option
 def doctor(check: bool, as_json: bool) -> None:
-    """Check the context: store files, repository, uncommitted changes, .gitignore, size.
+    """Check the context: store files, repository, uncommitted changes, .gitignore,
+    git lock files (here and in remotes on a local path), size.
 
-    Repairs what is safe (commits outside changes, adds .gitignore lines,
-    packs); a store file that is not valid JSON is reported, never touched.
+    Repairs what is safe (commits outside changes, adds .gitignore lines, makes
+    again a .git an interrupted first write left empty, packs). A store file ctx
+    cannot trust is reported, never touched; so is a lock file ctx did not leave.
     """
     from ctxgit.doctor import examine
     ctx = _context()

@@ -70,6 +70,11 @@ def _report(result, as_json: bool, pushed: str | None = None) -> None:
         click.echo(f"push: {pushed} is up to date")
 
 
+def _warn(context) -> None:
+    for warning in dict.fromkeys(context.warnings):  # a sync fetches twice: say each thing once
+        click.echo(f"ctx: {warning}", err=True)
+
+
 @cli.command(short_help="Fetch and merge from a remote.", epilog="""\b
 Example:
   ctx pull origin
@@ -80,7 +85,9 @@ def pull(remote_name: str | None, as_json: bool) -> None:
     """Fetch REMOTE (default: the upstream, or origin) and merge it, entry by
     entry. Never rewrites local history; a merge is a commit with both parents."""
     from ctxgit.sync import pull as do_pull
-    _report(do_pull(_context(), remote_name), as_json)
+    context = _context()
+    _report(do_pull(context, remote_name), as_json)
+    _warn(context)
 
 
 @cli.command(short_help="Push main to a remote.", epilog="""\b
@@ -93,7 +100,9 @@ def push(remote_name: str | None, as_json: bool) -> None:
     """Push main to REMOTE and make it main's upstream (so `git pull` works too).
     Refused (exit 4) when the remote has changes this machine lacks: `ctx sync`."""
     from ctxgit.sync import push as do_push
-    name = do_push(_context(), remote_name)
+    context = _context()
+    name = do_push(context, remote_name)
+    _warn(context)
     if as_json:
         _emit_json({"pushed": name})
         return
@@ -109,8 +118,10 @@ Example:
 def sync(remote_name: str | None, as_json: bool) -> None:
     """Pull (merging entry by entry), then push; retried when someone pushed in between."""
     from ctxgit.sync import sync as do_sync
-    result, pushed = do_sync(_context(), remote_name)
+    context = _context()
+    result, pushed = do_sync(context, remote_name)
     _report(result, as_json, pushed)
+    _warn(context)
 
 
 @cli.command(short_help="A new context root from a remote.", epilog="""\b

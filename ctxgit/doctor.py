@@ -20,6 +20,7 @@ from hooks.guard import IGNORE_LINES, forbidden
 
 from . import pack
 from .recorder import broken_store
+from .locks import stale_locks
 from .repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
 
 LOOSE_WARN_BYTES = 64 * 1024 * 1024
@@ -50,6 +51,31 @@ def loose_bytes(git_dir: Path) -> tuple[int, int]:
             count += 1
             size += item.stat().st_size
     return count, size
+
+
+def _lock_findings(repo) -> list[Finding]:
+    """git lock files in the root's repository and in local-path remotes: a lock a
+    killed git left blocks every later update of its ref, so each is named."""
+    places = [(Path(repo.path), ".git/")]
+    for remote in repo.remotes:
+        url = remote.url or ""
+        if "://" not in url and Path(url).is_dir():
+            git_dir = Path(url) / ".git" if (Path(url) / ".git").is_dir() else Path(url)
+            places.append((git_dir, f"{git_dir}/"))
+    findings = []
+    for git_dir, shown in places:
+        for name, age in stale_locks(git_dir):
+            findings.append(Finding(f"lock file {shown}{name} ({_age(age)} old): a git command is using it, "
+                                    "or one was interrupted; if none is running, remove it", fixable=False,
+                                    kind=f"lock:{shown}{name}"))
+    return findings
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
 
 
 def examine(ctx: Context, repair: bool) -> list[Finding]:
@@ -95,6 +121,7 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
         if tracked:
             findings.append(Finding(f"in the index but never to be committed: {', '.join(tracked)}",
                                     kind="tracked"))
+        findings += _lock_findings(repo)
         count, size = loose_bytes(Path(repo.path))
         if size > LOOSE_WARN_BYTES:
             findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)",

@@ -32,13 +32,15 @@ _MODES = {"100644", "100755", "40000", "120000", "160000"}
 
 INTENT = "ctx/committing"
 LOCKS = ("index.lock", "refs/heads/main.lock")
+OWN_MODE = 0o700  # a lock file ctx makes is born with its owner's x bit, which no git gives one
 
 
-def begin_commit(git: Path) -> None:
-    """Say, before taking git's lock files, that a commit is under way (see ``recover``)."""
+def begin_commit(git: Path, how: str = "fast") -> None:
+    """Say, before taking git's lock files, that a commit is under way and who takes
+    the locks: ``fast`` (this module: marked with ``OWN_MODE``) or ``libgit2``."""
     path = git / INTENT
     path.parent.mkdir(exist_ok=True)
-    path.write_text(str(os.getpid()))
+    path.write_text(f"{os.getpid()}\n{how}\n")
 
 
 def end_commit(git: Path) -> None:
@@ -48,28 +50,77 @@ def end_commit(git: Path) -> None:
 def recover(root: Path) -> list[str]:
     """Remove the lock files a ctx commit killed half-way left behind.
 
-    Called with the context lock held: no other ctx is committing, so lock
-    files named by a leftover intent are that dead commit's, not another git's.
+    Called with the context lock held: no other ctx is committing. A lock file
+    this module made carries ``OWN_MODE`` from its creation until just before it
+    is renamed into place, so it is known for the dead commit's whatever its age.
+    libgit2's lock files look like any git's; they count as the dead commit's only
+    when it committed through libgit2 and they were made in the seconds after it
+    began (an operator's git that took a lock just then is the one case left).
     """
     git = root / ".git"
-    try:
-        began = (git / INTENT).stat().st_mtime
-    except FileNotFoundError:
-        return []
     removed = []
     for name in LOCKS:
+        try:
+            if os.stat(git / name).st_mode & 0o100:
+                (git / name).unlink()
+                removed.append(name)
+        except FileNotFoundError:
+            continue
+    try:
+        began = (git / INTENT).stat().st_mtime
+        how = (git / INTENT).read_text(errors="replace").split()[1:2]
+    except (FileNotFoundError, IndexError):
+        return removed
+    for name in LOCKS if how == ["libgit2"] else ():
         try:
             made = (git / name).stat().st_mtime
         except FileNotFoundError:
             continue
-        # only the dead commit's own locks: made just after it said it began; a lock an
-        # operator's git took later is left alone (ctx then waits for it, then says so)
         if began - 1 <= made <= began + 5:
             (git / name).unlink(missing_ok=True)
             removed.append(name)
     end_commit(git)
     forget_state(root)
     return removed
+
+
+def _make_lock(path: Path) -> int | None:
+    """Create a lock file (``O_EXCL``) marked as ctx's; its descriptor, or None when
+    another git holds it. ``_commit_lock`` renames it into place and only then
+    gives it its final mode, so up to the rename it is known for ctx's."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWN_MODE)
+    except FileExistsError:
+        return None
+
+
+def _commit_lock(fd: int, lock: Path, target: Path, content: bytes, before_rename=None) -> bool:
+    """Write ``content`` to the lock, rename it over ``target``, give it ``target``'s old
+    mode; False (lock removed) when ``before_rename`` says no. Closes ``fd``."""
+    mode = _mode_of(target)
+    try:
+        os.write(fd, content)
+        if before_rename is not None and not before_rename():
+            lock.unlink(missing_ok=True)
+            return False
+        os.replace(lock, target)
+        try:
+            os.fchmod(fd, mode)  # the same file, now in place
+        except OSError:
+            pass
+        return True
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        return 0o644
 
 
 def _identity(st: os.stat_result) -> list[int]:
@@ -227,20 +278,13 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
     body = data[:found] + fields + bytes.fromhex(sha) + data[found + 60:offset]  # extensions dropped
     body += hashlib.sha1(body).digest()
     lock = git / "index.lock"
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
+    fd = _make_lock(lock)
+    if fd is None:
         return False  # another git's: left alone
     try:
-        try:
-            os.write(fd, body)
-        finally:
-            os.close(fd)
-        os.replace(lock, index)
+        return _commit_lock(fd, lock, index, body)
     except OSError:
-        lock.unlink(missing_ok=True)  # ours: made above
-        return False
-    return True
+        return False  # the lock (ours) is removed
 
 
 # --- the commit ----------------------------------------------------------------------------
@@ -275,25 +319,19 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     ref.parent.mkdir(parents=True, exist_ok=True)
     lock = ref.with_name("main.lock")
     begin_commit(git)
-    try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
+    fd = _make_lock(lock)
+    if fd is None:
         end_commit(git)
         return None
     try:
-        try:
-            os.write(fd, commit.encode() + b"\n")
-        finally:
-            os.close(fd)
-        if head_id(root) != state["head"]:
-            lock.unlink()
-            end_commit(git)
-            return None
-        os.replace(lock, ref)
+        moved = _commit_lock(fd, lock, ref, commit.encode() + b"\n",
+                             before_rename=lambda: head_id(root) == state["head"])
     except BaseException:
-        lock.unlink(missing_ok=True)
         end_commit(git)
         raise
+    if not moved:
+        end_commit(git)
+        return None
     # The commit stands from here: what follows only keeps git's side files current,
     # and a failure in it must not make the write look undone (libgit2 repairs them).
     try:

@@ -277,15 +277,13 @@ def _touches_store(commit: pygit2.Commit, info: CommitInfo, store: str) -> bool:
 def log(root: Path, *, key: str | None = None, store: str | None = None,
         author: str | None = None, since: datetime | None = None,
         limit: int | None = None) -> list[CommitInfo]:
-    """Commits newest first, filtered; with a key, the commits that changed it."""
+    """Commits newest first, filtered; with a key, the commits that changed it
+    (NotFound when none ever did)."""
     repo = open_repo(root)
     if repo is None or repo.head_is_unborn:
         return []
-    if key is not None:
-        try:
-            rows = [v.info for v in history(root, key, [store] if store else list(STORES))]
-        except NotFound:
-            rows = []
+    if key is not None:  # a key no commit ever held is an error, as for `ctx history`
+        rows = [v.info for v in history(root, key, [store] if store else list(STORES))]
         rows = list({r.id: r for r in rows}.values())
     else:
         rows = []

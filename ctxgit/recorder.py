@@ -175,7 +175,7 @@ class GitRecorder:
                            [p for p in change.paths if not p.startswith("memory/")]) \
             if change.forced else frozenset()
         git = self.root / ".git"
-        fastgit.begin_commit(git)  # only a killed process leaves this: see fastgit.recover
+        fastgit.begin_commit(git, "libgit2")  # a killed process leaves this: fastgit.recover
         try:
             oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
                                scan=change.operation != "merge", exempt=exempt,

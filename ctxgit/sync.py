@@ -27,6 +27,7 @@ from ctx.ops import Context, Edit, Outcome
 from ctx.store import FORMAT_VERSION, StoreFile, atomic_write, context_lock
 
 from .history import entries_at
+from .locks import lock_error, locked_file, remote_operation
 from .pack import clean_git_env
 from .repo import BRANCH, ensure_repo, open_repo
 from .treemerge import flatten, merge_trees
@@ -129,13 +130,25 @@ def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
     return repo.remotes[name]
 
 
-def fetch(repo: pygit2.Repository, remote: pygit2.Remote) -> pygit2.Oid | None:
+def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | None = None
+          ) -> pygit2.Oid | None:
     """Fetch the remote's ``main``; its commit id, or None when it has none yet."""
-    try:
-        remote.fetch(callbacks=Callbacks())
-    except (pygit2.GitError, GitError) as exc:
-        raise GitError(f"cannot fetch from {remote.name} ({remote.url}): {exc}") from None
+    with remote_operation(Path(repo.workdir)) as removed:
+        _recovered(removed, warnings)
+        try:
+            remote.fetch(callbacks=Callbacks())
+        except (pygit2.GitError, GitError) as exc:
+            lock = locked_file(str(exc))
+            if lock:
+                raise lock_error(f"cannot fetch from {remote.name}", lock) from None
+            raise GitError(f"cannot fetch from {remote.name} ({remote.url}): {exc}") from None
     return remote_head(repo, remote.name)
+
+
+def _recovered(removed: list[str], warnings: list[str] | None) -> None:
+    if removed and warnings is not None:
+        shown = ", ".join(path if path.startswith("/") else f".git/{path}" for path in removed)
+        warnings.append(f"warning: removed {shown} left by an interrupted ctx sync")
 
 
 def remote_head(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
@@ -205,7 +218,7 @@ def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid) -> N
 def pull(ctx: Context, remote_name: str | None = None) -> PullResult:
     repo = _repo(ctx)
     remote = pick_remote(repo, remote_name)
-    theirs = fetch(repo, remote)
+    theirs = fetch(repo, remote, ctx.recorder.warnings)
     if theirs is None:
         return PullResult("nothing to pull")
     with context_lock(ctx.root):
@@ -295,25 +308,39 @@ def push(ctx: Context, remote_name: str | None = None) -> str:
     if repo.head_is_unborn:
         raise NotFound("nothing to push: the context has no commits yet")
     behind = Conflict(f"{remote.name} has changes this machine lacks: run `ctx sync`")
-    theirs = fetch(repo, remote)
+    theirs = fetch(repo, remote, ctx.recorder.warnings)
     head = repo.head.target
     if theirs is not None and theirs != head and not repo.descendant_of(head, theirs):
         raise behind
     callbacks = Callbacks()
-    try:
-        remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
-    except (pygit2.GitError, GitError) as exc:
-        text = str(exc)
-        if any(word in text for word in ("non-fast-forward", "rejected", "fast forward",
-                                         "not present locally", "fetch first")):
-            raise behind from None
-        raise GitError(f"cannot push to {remote.name} ({remote.url}): {text}") from None
-    if callbacks.rejected:
-        raise Conflict(f"{remote.name} refused the push: {callbacks.rejected}")
+    with remote_operation(ctx.root, (remote.url, str(head))) as removed:
+        _recovered(removed, ctx.recorder.warnings)
+        try:
+            remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
+        except (pygit2.GitError, GitError) as exc:
+            text = str(exc)
+            if any(word in text for word in ("non-fast-forward", "rejected", "fast forward",
+                                             "not present locally", "fetch first")):
+                raise behind from None
+            lock = locked_file(text)
+            if lock:
+                raise lock_error(f"cannot push to {remote.name}", lock) from None
+            raise GitError(f"cannot push to {remote.name} ({remote.url}): {text}") from None
+        for message in callbacks.rejected.values():
+            lock = locked_file(message)
+            if lock:  # the remote's ref is locked: not a race that retrying wins
+                raise lock_error(f"{remote.name} could not take the push", lock)
+        if callbacks.rejected:
+            raise Conflict(f"{remote.name} refused the push: {callbacks.rejected}")
+        try:
+            repo.references.create(f"refs/remotes/{remote.name}/{BRANCH}", repo.head.target, force=True)
+        except pygit2.GitError as exc:
+            lock = locked_file(str(exc))
+            raise (lock_error(f"pushed to {remote.name}, but", lock) if lock else
+                   GitError(f"pushed to {remote.name}, but: {exc}")) from None
     config = repo.config
     config[f"branch.{BRANCH}.remote"] = remote.name
     config[f"branch.{BRANCH}.merge"] = LOCAL_REF
-    repo.references.create(f"refs/remotes/{remote.name}/{BRANCH}", repo.head.target, force=True)
     return remote.name
 
 

@@ -86,3 +86,51 @@ def test_a_forced_secret_is_refused_by_the_fast_way_too(root, run):
     assert run("set", "c", "x", "--tag", leak, author="A").exit_code == 4      # a tag, not checked by ops
     assert "c" not in json.loads(store_path(root, "shared").read_text())["entries"]  # nothing written
     assert leak not in _git(root, "log", "-p")
+
+
+# --- lock files a killed commit leaves (fastgit.recover) -----------------------------------------
+
+def _git_dir(tmp_path):
+    git = tmp_path / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    return git
+
+
+@pytest.mark.parametrize("name", ["index.lock", "refs/heads/main.lock"])
+def test_a_lock_ctx_made_is_known_by_its_mode_and_removed_whatever_its_age(tmp_path, name):
+    from ctxgit import fastgit
+    git = _git_dir(tmp_path)
+    os.close(fastgit._make_lock(git / name))
+    os.utime(git / name, (1, 1))  # a day, a year: no intent file, no time window needed
+    assert fastgit.recover(tmp_path) == [name] and not (git / name).exists()
+
+
+@pytest.mark.parametrize("how", ["fast", "libgit2", None])
+def test_an_operators_lock_is_left_alone_unless_a_libgit2_commit_just_died(tmp_path, how):
+    from ctxgit import fastgit
+    git = _git_dir(tmp_path)
+    if how:
+        fastgit.begin_commit(git, how)  # ... and the process was killed
+    (git / "index.lock").write_text("")  # an operator's `git add`, mode 0644 like any git's
+    removed = fastgit.recover(tmp_path)
+    if how == "libgit2":  # libgit2's locks look like any git's: the seconds after the intent decide
+        assert removed == ["index.lock"]
+    else:
+        assert removed == [] and (git / "index.lock").exists()
+    assert not (git / fastgit.INTENT).exists() or how is None
+
+
+def test_a_lock_moved_into_place_gets_the_mode_of_the_file_it_replaces(tmp_path):
+    from ctxgit import fastgit
+    git = _git_dir(tmp_path)
+    ref = git / "refs" / "heads" / "main"
+    ref.write_text("old\n")
+    os.chmod(ref, 0o640)
+    lock = ref.with_name("main.lock")
+    fd = fastgit._make_lock(lock)
+    assert os.stat(lock).st_mode & 0o100  # ctx's mark while it is a lock
+    assert fastgit._commit_lock(fd, lock, ref, b"new\n")
+    assert ref.read_text() == "new\n" and os.stat(ref).st_mode & 0o777 == 0o640 and not lock.exists()
+    fd = fastgit._make_lock(lock)
+    assert not fastgit._commit_lock(fd, lock, ref, b"newer\n", before_rename=lambda: False)
+    assert ref.read_text() == "new\n" and not lock.exists()

@@ -423,13 +423,6 @@ class Report:
             self.known[name] = self.known.get(name, 0) + count
 
 
-# A sync killed while libgit2 fetches leaves .git/refs/remotes/origin/main.lock, and
-# every later sync fails on it: test_crash.py's strict xfail (BUG-1b). Counted apart.
-KNOWN_STALE_LOCK = "BUG-1b remote-tracking ref lock left by a killed sync"
-# A sync killed while pushing to a local-path remote leaves <remote>/refs/heads/main.lock,
-# and every later push from every machine fails (BUG-18, a strict xfail). Counted apart.
-KNOWN_REMOTE_LOCK = "BUG-18 the remote's branch lock left by a killed push"
-
 WRITE_OPS = ("set_new", "set_new", "set_again", "amend", "delete")
 
 
@@ -590,19 +583,15 @@ def sync_crash_trials(base: Path, env: Mapping[str, str], trials: int, rng: rand
         key, value = f"{victim.lower()}_after_{n}", f"recovered {n}"
         if must(victim, ["set", key, value], n):
             written[victim][key] = value
-        fetch_lock = roots[victim] / ".git" / "refs" / "remotes" / "origin" / "main.lock"
-        if fetch_lock.exists():  # BUG-1b: counted apart, cleared by hand
-            report.known[KNOWN_STALE_LOCK] = report.known.get(KNOWN_STALE_LOCK, 0) + 1
-            fetch_lock.unlink()
-        push_lock = remote / "refs" / "heads" / "main.lock"
-        if push_lock.exists():  # BUG-18: counted apart, cleared by hand
-            report.known[KNOWN_REMOTE_LOCK] = report.known.get(KNOWN_REMOTE_LOCK, 0) + 1
-            push_lock.unlink()
         if stale_git_locks(roots[victim]):
             report.fail(n, f"machine {victim}: git locks still there after the next write: "
                            f"{stale_git_locks(roots[victim])}")
-        for name in (victim, "B" if victim == "A" else "A", victim):
+        for name in (victim, "B" if victim == "A" else "A", victim):  # the victim's sync recovers first
             must(name, ["sync"], n)
+        left = [str(p) for p in [*roots[victim].joinpath(".git", "refs", "remotes").rglob("*.lock"),
+                                 *remote.joinpath("refs").rglob("*.lock")]]
+        if left:  # (BUG-1b, BUG-18: a killed fetch's or push's lock failed every later sync)
+            report.fail(n, f"lock files a killed sync left, still there after the next sync: {left}")
         for name, path in roots.items():
             problems = inspect_root(path, committed=True)
             if problems:
