@@ -99,7 +99,9 @@ def bench_sync(work: Path, n: int = 10000, writes: int = 1000) -> dict:
     append_commits(b, writes, 2, "Agent B")
     sync_ms = timed([CTX, "sync"], env_for(b))
     set_ms = sorted(timed([CTX, "set", f"after_sync_{i}", "a value"], env_for(b)) for i in range(5))[2]
-    return {"sync_ms": sync_ms, "set_ms": set_ms, "writes_each_side": writes}
+    from ctxgit.transport import use_git
+    return {"sync_ms": sync_ms, "set_ms": set_ms, "writes_each_side": writes,
+            "transport": "git" if use_git() else "libgit2"}
 
 
 def bench_repo_size(work: Path, n: int = 10000, writes: int = 1000) -> dict:

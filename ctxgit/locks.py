@@ -23,6 +23,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -41,10 +42,17 @@ def _wait_seconds() -> float:
         return WAIT_SECONDS
 
 
+@dataclass
+class RemoteOperation:
+    removed: list[str]  # lock files of a killed earlier operation, removed
+    fd: int  # holds the flock: pass it to a child (``pass_fds``) so a killed ctx's git keeps it
+
+
 @contextmanager
-def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iterator[list[str]]:
+def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iterator[RemoteOperation]:
     """Hold the remote flock for one fetch or push (``pushing``: the remote's URL and
-    the commit sent); yields the lock files of a killed earlier one that were removed."""
+    the commit sent). A ``git`` child given the descriptor holds the flock until it
+    exits, so a ctx killed while its git runs on leaves no window for recovery."""
     git = root / ".git"
     (git / "ctx").mkdir(mode=0o700, exist_ok=True)
     fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -65,7 +73,7 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iter
         intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
         (git / INTENT).write_text(intent)
         try:
-            yield removed
+            yield RemoteOperation(removed, fd)
         finally:
             (git / INTENT).unlink(missing_ok=True)
     finally:
@@ -109,7 +117,7 @@ def _remove_if(lock: Path, began: float, holding: str | None = None) -> bool:
 def locked_file(text: str) -> str | None:
     """The lock file a libgit2 error names, if it is about one."""
     found = _FAILED_TO_LOCK.search(text)
-    return (found.group(1) or found.group(2)) if found else None
+    return os.path.normpath(found.group(1) or found.group(2)) if found else None  # git says remote/./refs
 
 
 def lock_error(what: str, lock: str) -> GitError:

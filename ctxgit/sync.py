@@ -26,6 +26,7 @@ from ctx.model import STORES
 from ctx.ops import Context, Edit, Outcome
 from ctx.store import FORMAT_VERSION, StoreFile, atomic_write, context_lock
 
+from . import transport
 from .history import entries_at
 from .locks import lock_error, locked_file, remote_operation
 from .pack import clean_git_env
@@ -133,8 +134,11 @@ def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
 def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | None = None
           ) -> pygit2.Oid | None:
     """Fetch the remote's ``main``; its commit id, or None when it has none yet."""
-    with remote_operation(Path(repo.workdir)) as removed:
-        _recovered(removed, warnings)
+    with remote_operation(Path(repo.workdir)) as operation:
+        _recovered(operation.removed, warnings)
+        if transport.use_git():
+            transport.git_fetch(Path(repo.workdir), remote.name, remote.url, operation.fd)
+            return remote_head(repo, remote.name)
         try:
             remote.fetch(callbacks=Callbacks())
         except (pygit2.GitError, GitError) as exc:
@@ -307,34 +311,23 @@ def push(ctx: Context, remote_name: str | None = None) -> str:
     remote = pick_remote(repo, remote_name)
     if repo.head_is_unborn:
         raise NotFound("nothing to push: the context has no commits yet")
-    behind = Conflict(f"{remote.name} has changes this machine lacks: run `ctx sync`")
+    behind = transport.Behind(f"{remote.name} has changes this machine lacks: run `ctx sync`")
     theirs = fetch(repo, remote, ctx.recorder.warnings)
     head = repo.head.target
     if theirs is not None and theirs != head and not repo.descendant_of(head, theirs):
         raise behind
-    callbacks = Callbacks()
-    with remote_operation(ctx.root, (remote.url, str(head))) as removed:
-        _recovered(removed, ctx.recorder.warnings)
-        try:
-            remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
-        except (pygit2.GitError, GitError) as exc:
-            text = str(exc)
-            if any(word in text for word in ("non-fast-forward", "rejected", "fast forward",
-                                             "not present locally", "fetch first")):
+    with remote_operation(ctx.root, (remote.url, str(head))) as operation:
+        _recovered(operation.removed, ctx.recorder.warnings)
+        if transport.use_git():
+            try:
+                transport.git_push(ctx.root, remote.name, remote.url, f"{LOCAL_REF}:{LOCAL_REF}", operation.fd)
+            except transport.Behind:
                 raise behind from None
-            lock = locked_file(text)
-            if lock:
-                raise lock_error(f"cannot push to {remote.name}", lock) from None
-            raise GitError(f"cannot push to {remote.name} ({remote.url}): {text}") from None
-        for message in callbacks.rejected.values():
-            lock = locked_file(message)
-            if lock:  # the remote's ref is locked: not a race that retrying wins
-                raise lock_error(f"{remote.name} could not take the push", lock)
-        if callbacks.rejected:
-            raise Conflict(f"{remote.name} refused the push: {callbacks.rejected}")
+        else:
+            _libgit2_push(remote, behind)
         try:
             repo.references.create(f"refs/remotes/{remote.name}/{BRANCH}", repo.head.target, force=True)
-        except pygit2.GitError as exc:
+        except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
             lock = locked_file(str(exc))
             raise (lock_error(f"pushed to {remote.name}, but", lock) if lock else
                    GitError(f"pushed to {remote.name}, but: {exc}")) from None
@@ -344,13 +337,33 @@ def push(ctx: Context, remote_name: str | None = None) -> str:
     return remote.name
 
 
+def _libgit2_push(remote: pygit2.Remote, behind: transport.Behind) -> None:
+    callbacks = Callbacks()
+    try:
+        remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
+    except (pygit2.GitError, GitError) as exc:
+        text = str(exc)
+        if any(word in text for word in transport.BEHIND_WORDS + ("rejected",)):
+            raise behind from None
+        lock = locked_file(text)
+        if lock:
+            raise lock_error(f"cannot push to {remote.name}", lock) from None
+        raise GitError(f"cannot push to {remote.name} ({remote.url}): {text}") from None
+    for message in callbacks.rejected.values():
+        lock = locked_file(message)
+        if lock:  # the remote's ref is locked: not a race that retrying wins
+            raise lock_error(f"{remote.name} could not take the push", lock)
+    if callbacks.rejected:
+        raise Conflict(f"{remote.name} refused the push: {callbacks.rejected}")
+
+
 def sync(ctx: Context, remote_name: str | None = None) -> tuple[PullResult, str]:
     last: Exception | None = None
     for _ in range(PUSH_RETRIES):
         result = pull(ctx, remote_name)
         try:
             return result, push(ctx, remote_name)
-        except Conflict as exc:  # someone pushed between our fetch and our push
+        except transport.Behind as exc:  # someone pushed between our fetch and our push
             last = exc
     raise Conflict(f"the remote kept moving; try again ({last})")
 

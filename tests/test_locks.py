@@ -75,8 +75,8 @@ def test_remote_operations_in_one_root_take_turns(tmp_path, monkeypatch):
     finally:
         release.set()
         worker.join()
-    with locks.remote_operation(tmp_path) as removed:
-        assert removed == []
+    with locks.remote_operation(tmp_path) as operation:
+        assert operation.removed == []
 
 
 def test_every_git_lock_file_is_listed_with_its_age(tmp_path):
@@ -86,3 +86,22 @@ def test_every_git_lock_file_is_listed_with_its_age(tmp_path):
     found = locks.stale_locks(git, now=time.time() + 60)
     assert [name for name, _ in found] == ["index.lock", "refs/remotes/origin/main.lock"]
     assert all(59 <= age <= 62 for _, age in found)
+
+
+def test_a_git_child_holds_the_turn_until_it_exits(tmp_path, monkeypatch):
+    """A ctx killed while its `git fetch` runs on: the orphaned git keeps the flock,
+    so no other ctx recovers (removes) the locks it is still using."""
+    import subprocess
+    _git(tmp_path)
+    monkeypatch.setenv("CTX_REMOTE_WAIT_SECONDS", "0.3")
+    with locks.remote_operation(tmp_path) as operation:
+        child = subprocess.Popen(["sleep", "30"], pass_fds=(operation.fd,))
+    try:
+        with pytest.raises(LockTimeout):
+            with locks.remote_operation(tmp_path):
+                pass
+    finally:
+        child.kill()
+        child.wait()
+    with locks.remote_operation(tmp_path) as operation:
+        assert operation.removed == []

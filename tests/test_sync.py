@@ -21,7 +21,7 @@ import pygit2
 import pytest
 
 import ctxgit.sync as sync_module
-from ctx.errors import Conflict
+from ctxgit.transport import Behind
 from ctx.ops import Context
 from gitutil import fsck, trailers
 from syncutil import (Machine, assert_converged, bare_head, clone_machine, commit_message,
@@ -29,6 +29,13 @@ from syncutil import (Machine, assert_converged, bare_head, clone_machine, commi
                       plain_commit_and_push, sync_round, sync_until_converged, ts)
 
 STORES = ("operator", "shared", "agent")
+
+
+@pytest.fixture(autouse=True, params=["git", "libgit2"])
+def transport(request, monkeypatch):
+    """Every test with both ways of fetching and pushing (ctxgit/transport.py)."""
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", request.param)
+    return request.param
 
 
 def values(machine: Machine, store: str = "shared") -> dict[str, object]:
@@ -735,7 +742,7 @@ def test_sync_gives_up_when_the_remote_keeps_moving(tmp_path, monkeypatch):
 
     def always_moved(ctx, remote_name=None):
         pushes.append(1)
-        raise Conflict("origin has changes this machine lacks: run `ctx sync`")
+        raise Behind("origin has changes this machine lacks: run `ctx sync`")
     monkeypatch.setattr(sync_module, "push", always_moved)
     result = b.run("sync")
     assert result.exit_code == 4
@@ -770,6 +777,36 @@ def test_pull_without_any_remote_says_how_to_add_one(tmp_path):
     result = m.run("pull")
     assert result.exit_code == 2
     assert "ctx remote add" in result.stderr
+
+
+def test_a_remote_that_is_gone_is_one_clear_line_and_changes_nothing(tmp_path, transport):
+    bare, (a,) = network(tmp_path, "A")
+    a.ok("set", "k", "v")
+    head = a.head()
+    bare.rename(tmp_path / "unplugged.git")  # the USB disk is not mounted
+    for command in ("pull", "push", "sync"):
+        done = a.sh(command, check=False)
+        assert done.returncode == 6, (transport, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ctx: cannot fetch from origin (") and \
+            str(bare) in lines[0], (transport, done.stderr)
+    assert a.head() == head and a.entries()["k"]["value"] == "v"
+    assert not (a.root / ".git" / "ctx" / "remote-op").exists()
+
+
+def test_a_push_the_remote_refuses_is_reported_and_not_retried_as_a_race(tmp_path, transport):
+    if transport == "libgit2":
+        pytest.skip("libgit2 pushes to a local path in process: the remote's hooks never run")
+    bare, (a,) = network(tmp_path, "A")
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'policy: no pushes today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    a.ok("set", "k", "v")
+    for command in ("push", "sync"):
+        done = a.sh(command, check=False)
+        assert done.returncode == 4 and "kept moving" not in done.stderr, done.stderr
+        assert done.stderr.strip().splitlines()[-1] == \
+            "ctx: origin refused the push (pre-receive hook declined): policy: no pushes today", done.stderr
 
 
 # --- clone --------------------------------------------------------------------------------
