@@ -99,3 +99,71 @@ def test_record_answers_refuses_a_credential(root, make_context):
     with pytest.raises(CredentialRefused):
         record_answers(make_context(), answers)
     assert commit_count(root) == 0
+
+
+# --- the questions on a real terminal (a pseudo-terminal, the installed ctx) -------------------
+
+def _converse(argv, env, cwd, script, timeout=30.0):
+    """Run ARGV on a pseudo-terminal; answer each prompt that contains a script's cue
+    with its line. Returns (exit code, everything the terminal showed)."""
+    import os
+    import pty  # noqa: F401  (POSIX only, as ctx's locking is)
+    import select
+    import subprocess
+    import time
+    master, slave = os.openpty()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+                            close_fds=True)
+    os.close(slave)
+    shown, pending, deadline = "", list(script), time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096).decode("utf-8", "replace")
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if pending and pending[0][0] in shown.rsplit("\n", 1)[-1]:
+                os.write(master, pending.pop(0)[1].encode() + b"\r")
+            elif proc.poll() is not None and not ready:
+                break
+        return proc.wait(timeout=max(1.0, deadline - time.monotonic())), shown
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+
+
+def test_init_on_a_terminal_asks_each_question_and_records_the_answers(tmp_path):
+    import os
+    import sys
+    ctx = str(Path(sys.executable).parent / "ctx")
+    project, root = tmp_path / "project", tmp_path / "my ctx"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}  # HOME: conftest's
+    env.update(CTX_HOME=str(tmp_path / "default root"), TERM="dumb")
+    code, shown = _converse([ctx, "init"], env, project, [
+        ("Where should the context root go?", str(root)),
+        ("Which name should this agent use", "Agent Pty"),
+        ("Which harnesses should start from ctx?", "agents-md, warp"),  # an unknown one: asked again
+        ("Which harnesses should start from ctx?", "agents-md"),
+        ("Keep the root under version control", "yes"),
+        ("What is the work about now", "Ship the terminal test"),
+        ("Standing instructions for every agent", "Never force-push; Ask before deleting files"),
+        ("Apply this change to", "y"),
+    ])
+    assert code == 0, shown
+    assert "unknown harness 'warp'" in shown
+    assert not (tmp_path / "default root").exists()  # the answer, not the default, was taken
+    assert read_entries(root, "shared")["current_focus"]["value"] == "Ship the terminal test"
+    instructions = sorted(e["value"] for e in read_entries(root, "operator").values())
+    assert instructions == ["Ask before deleting files", "Never force-push"]
+    assert all(e["source"] == "operator" and e["basis"] == "reported"
+               for e in read_entries(root, "operator").values())
+    pointer = (project / "AGENTS.md").read_text()
+    assert "Agent Pty" in pointer and str(root) in pointer
+    assert f"CTX_HOME={root}" in shown and "Next: export CTX_HOME=" in shown
