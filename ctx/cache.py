@@ -24,7 +24,10 @@ import sqlite3
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Iterator
 
 from . import model
 from .store import Identity, read_raw, store_path

@@ -9,11 +9,14 @@ can differ only in parsing — and a test checks they do not.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from .model import STORES
 
-Echo = Callable[[str], None]
+Echo = Callable[[str], None] if TYPE_CHECKING else object  # how a command prints a line
 
 
 def emit_json(out: Echo, payload: Any) -> None:

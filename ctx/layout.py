@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Mapping
 
 from .errors import ContextRootError
 from .store import DIR_MODE, FILE_MODE, ensure_private_dir

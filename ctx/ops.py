@@ -12,7 +12,10 @@ import os
 from datetime import datetime
 from pathlib import Path
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
 
 from . import model
 from .errors import CredentialRefused, InvalidArgument, NotFound, StoreError
@@ -33,17 +36,21 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-class Recorder(Protocol):
-    """What the write path calls around each write, inside the lock."""
+class Recorder:
+    """What the write path calls around each write, inside the lock (an interface:
+    ``ctxgit.recorder.GitRecorder`` and ``NullRecorder`` implement it)."""
 
-    def prepare(self) -> None: ...
+    def prepare(self) -> None:
+        raise NotImplementedError
 
-    def record(self, change: Change) -> None: ...
+    def record(self, change: Change) -> None:
+        raise NotImplementedError
 
-    def settle(self) -> None: ...
+    def settle(self) -> None:
+        raise NotImplementedError
 
 
-class NullRecorder:
+class NullRecorder(Recorder):
     """The recorder when version control is off (``CTX_NO_GIT=1``)."""
 
     def prepare(self) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any
 
 from . import model
 from .model import Entry

@@ -17,7 +17,11 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any, Iterator
+
 from contextlib import contextmanager
 
 from .errors import ContextRootError, LockTimeout, StoreError

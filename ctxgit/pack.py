@@ -9,8 +9,6 @@ write. Without a git executable, ``ctx doctor`` reports the growth instead.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 
@@ -72,6 +70,8 @@ def account(git_dir: Path, added: int) -> bool:
 
 def start_gc(root: Path) -> bool:
     """Start ``git gc --quiet`` detached in ``root``; False when git is missing."""
+    import shutil
+    import subprocess  # here, not at the top: most writes never pack, and start-up counts
     git = shutil.which("git")
     if git is None:
         return False

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,13 +58,19 @@ def test_fast_commits_match_libgit2_byte_for_byte(tmp_path, runner, monkeypatch)
     assert _git(root, "write-tree").strip() == fast_tree
 
 
-def test_a_plain_write_does_not_load_libgit2(root, run):
+# what a plain write must not import: libgit2, and what costs milliseconds of start-up
+HEAVY = ("pygit2", "click", "dataclasses", "inspect", "typing", "subprocess")
+
+
+def test_a_plain_write_does_not_load_libgit2_or_other_heavy_modules(root, run):
     assert run("set", "a", "one", author="A").exit_code == 0   # the first: libgit2 sets things up
     code = ("import sys\nsys.argv = ['ctx', 'set', 'b', 'two']\nfrom ctx.fastcli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\nprint('PYGIT2', 'pygit2' in sys.modules)")
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules])")
     env = dict(os.environ, CTX_HOME=str(root), CTX_AUTHOR="A")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert "PYGIT2 False" in out.stdout, out.stdout + out.stderr
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env,
+                         cwd=str(Path(__file__).resolve().parent.parent))
+    assert "LOADED []" in out.stdout, out.stdout + out.stderr
     assert "set shared/b: two" in _git(root, "log", "-1", "--format=%s")
 
 
