@@ -365,54 +365,80 @@ class Context:
         self._parsed.clear()
         with context_lock(self.root):
             self.recorder.prepare()
+            index = self._write_index()
             try:
-                stores_read = {name: read_store(self.root, name) for name in names}
-                result = mutate(stores_read)
-            except BaseException:
-                self.recorder.settle()  # what prepare set up is committed, not left lying
-                raise
-            from .changes import Change, Outcome
-            outcome = result if isinstance(result, Outcome) else Outcome(list(result))
-            edits = [e for e in outcome.edits if e.before != e.after]
-            if not edits and not outcome.files and not outcome.parents:
-                self.recorder.settle()
-                return []
-            created = ensure_layout(self.root).created
-            changed = list(dict.fromkeys(e.store for e in edits))
-            written: list[tuple[Path, bytes | None]] = []
-            try:
-                stamp = model.now()
-                for name in changed:
-                    check_writable(stores_read[name])
-                old_identity = {}
-                for name in changed:
-                    store = stores_read[name]
-                    old = store.raw if store.exists else None
-                    old_identity[name] = store.identity
-                    store.data["last_updated"] = stamp
-                    write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
-                                if outcome.splice else None)
-                    written.append((store.path, old))
-                for rel, content in outcome.files.items():
-                    written.append(_write_file(self.root, rel, content))
-                paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
-                         + [p for p in created if not p.endswith("/")])
-                self.recorder.record(Change(operation, edits, paths, self.author, forced,
-                                            outcome.subject or subject,
-                                            outcome.trailers or trailers or [], outcome.parents))
-            except BaseException:
-                _restore(written)  # a write that is not committed is not made
-                raise
-            self._index_writes(stores_read, changed, old_identity, edits)
-            return edits
+                return self._transact_locked(operation, names, mutate, index, forced, subject, trailers)
+            finally:
+                if index is not None and index is not self._cache:
+                    index.close()
 
-    def _index_writes(self, stores: dict[str, StoreFile], changed: list[str],
+    def _transact_locked(self, operation: str, names: list[str], mutate, index, forced: bool,
+                         subject: str | None, trailers: list[tuple[str, str]] | None) -> list[Edit]:
+        """``transact`` under the lock, the recorder prepared."""
+        try:
+            checked = self._described(index, names)
+            stores_read = {name: read_store(self.root, name, name in checked) for name in names}
+            result = mutate(stores_read)
+        except BaseException:
+            self.recorder.settle()  # what prepare set up is committed, not left lying
+            raise
+        from .changes import Change, Outcome
+        outcome = result if isinstance(result, Outcome) else Outcome(list(result))
+        edits = [e for e in outcome.edits if e.before != e.after]
+        if not edits and not outcome.files and not outcome.parents:
+            self.recorder.settle()
+            return []
+        created = ensure_layout(self.root).created
+        changed = list(dict.fromkeys(e.store for e in edits))
+        written: list[tuple[Path, bytes | None]] = []
+        try:
+            stamp = model.now()
+            for name in changed:
+                check_writable(stores_read[name])
+            old_identity = {}
+            for name in changed:
+                store = stores_read[name]
+                old = store.raw if store.exists else None
+                old_identity[name] = store.identity
+                store.data["last_updated"] = stamp
+                write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
+                            if outcome.splice else None)
+                written.append((store.path, old))
+            for rel, content in outcome.files.items():
+                written.append(_write_file(self.root, rel, content))
+            paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
+                     + [p for p in created if not p.endswith("/")])
+            self.recorder.record(Change(operation, edits, paths, self.author, forced,
+                                        outcome.subject or subject,
+                                        outcome.trailers or trailers or [], outcome.parents))
+        except BaseException:
+            _restore(written)  # a write that is not committed is not made
+            raise
+        self._index_writes(index, stores_read, changed, old_identity, edits)
+        return edits
+
+    def _write_index(self):
+        """The index a write consults and keeps in step, or None (off, or none yet)."""
+        if self._cache_mode == "off":
+            return None
+        if self._cache is not None:
+            return self._cache
+        from .cache import Index
+        return Index.open(self.root, writable=True, create=False)
+
+    @staticmethod
+    def _described(index, names: list[str]) -> set[str]:
+        """The stores whose file on disk the index describes: parsed and checked when
+        indexed, or written by ctx since, so parsing them again skips the search for
+        keys written twice (tens of milliseconds on a large store)."""
+        if index is None:
+            return set()
+        index.forget()
+        return {name for name in names if index.fresh([name])}
+
+    def _index_writes(self, index, stores: dict[str, StoreFile], changed: list[str],
                       old_identity: dict, edits: list) -> None:
         """Keep the index in step with this write (it is rebuilt later if this fails)."""
-        if self._cache_mode == "off":
-            return
-        from .cache import Index
-        index = self._cache if self._cache is not None else Index.open(self.root, writable=True, create=False)
         if index is None:
             return
         import sqlite3
@@ -424,9 +450,6 @@ class Context:
                             len(store.entries))
         except sqlite3.Error:
             pass
-        finally:
-            if index is not self._cache:
-                index.close()
 
     def _write(self, operation: str, store: str, key: str,
                change: Callable[[Entry | None], Entry | None], *, forced: bool = False) -> Entry | None:

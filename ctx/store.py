@@ -103,8 +103,13 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
     raise StoreError(f"{path}: kept changing while being read")
 
 
-def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = None) -> StoreFile:
-    """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong."""
+def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = None,
+                checked: bool = False) -> StoreFile:
+    """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong.
+
+    ``checked``: these very bytes passed this check before (the read index describes
+    them), so the search for keys written twice is skipped.
+    """
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError as exc:
@@ -118,7 +123,7 @@ def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = N
     entries = data.get("entries", {})
     if not isinstance(entries, dict):
         raise StoreError(f"{path}: 'entries' is not an object; ctx will not overwrite it")
-    duplicate = _duplicate_name(raw, data, entries)
+    duplicate = None if checked else _duplicate_name(raw, data, entries)
     if duplicate:
         raise StoreError(f"{path}: {duplicate} appears twice; JSON keeps only the last, so ctx "
                          "will not read or overwrite it (remove one by hand)")
@@ -174,13 +179,13 @@ def empty_store(name: str, path: Path) -> StoreFile:
     return StoreFile(name, path, data, False)
 
 
-def read_store(root: Path, name: str) -> StoreFile:
+def read_store(root: Path, name: str, checked: bool = False) -> StoreFile:
     """Read one store; a missing file is an empty store (§8.2)."""
     path = store_path(root, name)
     found = read_raw(path)
     if found is None:
         return empty_store(name, path)
-    return parse_store(name, path, *found)
+    return parse_store(name, path, *found, checked=checked)
 
 
 def check_writable(store: StoreFile) -> None:

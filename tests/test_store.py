@@ -432,3 +432,22 @@ def test_symlinked_memory_directory_is_refused(root, context, tmp_path):
     with pytest.raises(ContextRootError):
         context.set("k", "v")
     assert os.listdir(elsewhere) == []
+
+
+def test_the_search_for_keys_written_twice_runs_once_per_outside_change(root, context, monkeypatch):
+    """A file the read index describes passed the search when indexed (or ctx wrote it):
+    a write parses it again without the search; an outside edit brings the search back."""
+    calls = []
+    real = store_mod._duplicate_name
+    monkeypatch.setattr(store_mod, "_duplicate_name", lambda *a: calls.append(1) or real(*a))
+    context.set("a", "one")
+    context.get("a")  # indexed
+    calls.clear()
+    context.set("b", "two")
+    context.set("c", "three")
+    assert calls == []
+    path = store_path(root)
+    path.write_text(path.read_text().replace('"entries": {', '"entries": {\n    "c": {"value": "x"},', 1))
+    with pytest.raises(StoreError, match="entry key 'c' appears twice"):
+        context.set("d", "four")
+    assert calls  # (the recorder's look at the outside change searches too)
