@@ -149,7 +149,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None) -> Brief
                 and model.ts_key(r.entry.get("timestamp")) >= horizon)
     where = Where().add("ts >= ?", horizon.timestamp() - 0.001) \
         .add("(status IS NULL OR status != 'superseded')") \
-        .add(f"(instr(tags, ?) > 0 OR substr(key, 1, 8) = 'decision')", "\x1fdecision\x1f")
+        .add("(instr(tags, ?) > 0 OR substr(key, 1, 8) = 'decision')", "\x1fdecision\x1f")
     chosen = ctx.query(["shared"] if "shared" in usable else [], decision, limit, where)
     brief.decisions = [_item(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)

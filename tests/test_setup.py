@@ -107,7 +107,6 @@ def _converse(argv, env, cwd, script, timeout=30.0):
     """Run ARGV on a pseudo-terminal; answer each prompt that contains a script's cue
     with its line. Returns (exit code, everything the terminal showed)."""
     import os
-    import pty  # noqa: F401  (POSIX only, as ctx's locking is)
     import select
     import subprocess
     import time
