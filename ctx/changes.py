@@ -65,14 +65,18 @@ class Outcome(_Record):
     ``files``: path -> content (None removes); ``parents``: extra commit parents
     (a merge); ``splice``: True when ``edits`` name every entry that changed and
     nothing else changed (not a merge), so only those entries' text is rewritten
-    (ctx/splice.py).
+    (ctx/splice.py). ``raw``: store name -> the store file's new bytes, as the
+    mutation already serialized them (a merge) but for ``last_updated``, which is
+    spliced in: the file is not serialized a second time.
     """
 
-    __slots__ = ("edits", "files", "parents", "subject", "trailers", "splice")
+    __slots__ = ("edits", "files", "parents", "subject", "trailers", "splice", "raw")
 
     def __init__(self, edits: list[Edit], files: dict[str, bytes | None] | None = None,
                  parents: list[str] | None = None, subject: str | None = None,
-                 trailers: list[tuple[str, str]] | None = None, splice: bool = True) -> None:
+                 trailers: list[tuple[str, str]] | None = None, splice: bool = True,
+                 raw: dict[str, bytes] | None = None) -> None:
+        self.raw = {} if raw is None else raw
         self.edits = edits
         self.files = {} if files is None else files
         self.parents = [] if parents is None else parents

@@ -322,8 +322,12 @@ class Context:
                 old = store.raw if store.exists else None
                 old_identity[name] = store.identity
                 store.data["last_updated"] = stamp
-                write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
-                            if outcome.splice else None)
+                if name in outcome.raw:  # serialized by the mutation: only last_updated changes
+                    store.raw = outcome.raw[name]
+                    write_store(store, [])
+                else:
+                    write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
+                                if outcome.splice else None)
                 written.append((store.path, old))
             for rel, content in outcome.files.items():
                 written.append(_write_file(self.root, rel, content))

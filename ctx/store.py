@@ -213,8 +213,10 @@ def incomplete_message(store: StoreFile) -> str:
 
 
 def serialize(data: dict[str, Any]) -> bytes:
-    """Two-space indentation, entries in stored order, non-ASCII as itself (§8.2)."""
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    """Two-space indentation, entries in stored order, non-ASCII as itself (§8.2):
+    ``json.dumps(data, indent=2, ensure_ascii=False)``, written by ``ctx/dump.py``."""
+    from .dump import dumps
+    return (dumps(data) + "\n").encode("utf-8")
 
 
 def _temporary(directory: Path, name: str) -> tuple[int, str]:

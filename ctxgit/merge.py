@@ -161,14 +161,18 @@ def merge_store(base: dict[str, Any] | None, ours: dict[str, Any] | None,
     return StoreMerge(top, conflicts)
 
 
-def parse(data: bytes | None, path: str) -> dict[str, Any] | None:
-    """One side's store file, checked as a local one is (JSON, no NaN, no key written twice)."""
+def parse(data: bytes | None, path: str, side: str = "one side") -> dict[str, Any] | None:
+    """One side's store file, checked as a local one is (JSON, no NaN, no key written
+    twice) and of the format version ctx writes."""
     if data is None:
         return None
     try:
         parsed = parse_store(Path(path).stem, Path(path), data).data
     except StoreError as exc:
-        raise Conflict(f"on one side, {exc}; ctx will not merge it") from None
+        raise Conflict(f"{path} from {side}: {exc}; ctx will not merge it") from None
+    if parsed.get("version") != FORMAT_VERSION:
+        raise Conflict(f"{path} from {side} has format version {parsed.get('version')!r}, not "
+                       f"{FORMAT_VERSION!r}: ctx will not merge it")
     return parsed
 
 
@@ -178,8 +182,10 @@ def merge_store_bytes(base: bytes | None, ours: bytes | None, theirs: bytes | No
     if ours == theirs:
         return ours, []
     if ours == base:
+        parse(theirs, path, "the remote")  # taken whole: checked as if merged
         return theirs, []
     if theirs == base:
         return ours, []
-    result = merge_store(parse(base, path), parse(ours, path), parse(theirs, path), path)
+    result = merge_store(parse(base, path, "the ancestor"), parse(ours, path, "here"),
+                         parse(theirs, path, "the remote"), path)
     return serialize(result.data), result.value_conflicts

@@ -250,14 +250,15 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
         their_commit = repo[theirs].peel(pygit2.Commit)
         base_id = repo.merge_base(ours.id, their_commit.id)
         base = repo[base_id].peel(pygit2.Commit) if base_id is not None else None
-        _check_stores(repo, their_commit.tree)
-        merged = merge_trees(repo, base.tree if base else None, ours.tree, their_commit.tree)
+        blobs: dict = {}  # merge.parse checks each store file taken from the remote
+        merged = merge_trees(repo, base.tree if base else None, ours.tree, their_commit.tree, blobs)
         edits: list[Edit] = []
         for name, store in stores.items():
             path = f"memory/{name}.json"
-            before = entries_at(repo, ours, name)
             if path not in merged.files:
                 continue  # a store file removed outside ctx on one side stays here
+            # the file on disk is ours (prepare committed every outside change)
+            before = dict(store.entries) if store.exists else entries_at(repo, ours, name)
             data = json.loads(merged.files[path])
             after = data.get("entries", {})
             if data == store.data:
@@ -267,10 +268,11 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
             if changed:
                 store.data.clear()
                 store.data.update(data)
+                prepared[name] = merged.files[path]
                 edits += changed
             else:  # only top-level keys changed: the merged file is written as it is
                 files_to_write[path] = merged.files[path]
-        ours_files = flatten(repo, ours.tree, "here")
+        ours_files = flatten(repo, ours.tree, "here", blobs)
         for path in set(ours_files) | set(merged.files):
             if path.startswith("memory/") and path.endswith(".json") and path.count("/") == 1:
                 continue
@@ -295,9 +297,11 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
                       for p in merged.text_conflicts]
         trailers = [("Ctx-Merge-Of", str(theirs))]
         trailers += [("Ctx-Conflict", key) for key in merged.value_conflicts]
-        return Outcome(edits, dict(files_to_write), [str(theirs)], "\n".join(lines), trailers, splice=False)
+        return Outcome(edits, dict(files_to_write), [str(theirs)], "\n".join(lines), trailers, splice=False,
+                       raw=prepared)
 
     files_to_write: dict[str, bytes | None] = {}
+    prepared: dict[str, bytes] = {}
     ctx.transact("merge", STORES, mutate)
     repo = open_repo(ctx.root)
     result.commit = str(repo.head.target)

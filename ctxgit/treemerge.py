@@ -36,8 +36,11 @@ class TreeMerge:
     text_conflicts: list[str] = field(default_factory=list)
 
 
-def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str) -> dict[str, bytes]:
-    """Every file of a tree by path; refuses links and special files."""
+def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str,
+            blobs: dict | None = None) -> dict[str, bytes]:
+    """Every file of a tree by path; refuses links and special files. ``blobs``: contents
+    already read, by id (a merge reads each side's big store files once)."""
+    blobs = {} if blobs is None else blobs
     out: dict[str, bytes] = {}
     if tree is None:
         return out
@@ -54,7 +57,9 @@ def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str) -> dic
                                "ctx refuses links and special files from a remote")
             if forbidden(path):
                 continue
-            out[path] = repo[item.id].data
+            if item.id not in blobs:
+                blobs[item.id] = repo[item.id].data
+            out[path] = blobs[item.id]
     return out
 
 
@@ -96,10 +101,11 @@ def _next_name(path: str, taken: set[str]) -> str:
 
 
 def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.Tree,
-                theirs: pygit2.Tree) -> TreeMerge:
-    b = flatten(repo, base, "the ancestor")
-    o = flatten(repo, ours, "here")
-    t = flatten(repo, theirs, "the remote")
+                theirs: pygit2.Tree, blobs: dict | None = None) -> TreeMerge:
+    blobs = {} if blobs is None else blobs
+    b = flatten(repo, base, "the ancestor", blobs)
+    o = flatten(repo, ours, "here", blobs)
+    t = flatten(repo, theirs, "the remote", blobs)
     result = TreeMerge(files={})
     clashes: list[tuple[str, bytes, bytes]] = []
     for path in sorted(set(b) | set(o) | set(t)):
