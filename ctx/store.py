@@ -317,6 +317,24 @@ def _lock_timeout() -> float:
         return 60.0
 
 
+def wait_for_flock(fd: int, timeout: float, gave_up: str) -> None:
+    """Take ``flock(LOCK_EX)`` on ``fd``, polling up to ``timeout`` seconds (a blocking
+    flock could hang an agent for good); ``LockTimeout(gave_up)`` after that."""
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+        if time.monotonic() >= deadline:
+            raise LockTimeout(gave_up)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 @contextmanager
 def context_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold ``flock(LOCK_EX)`` on ``memory/.lock``; re-entrant within a process.
@@ -346,20 +364,8 @@ def context_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     except OSError as exc:
         raise ContextRootError(f"cannot open the lock {path}: {exc.strerror}") from None
     try:
-        deadline = time.monotonic() + (_lock_timeout() if timeout is None else timeout)
-        pause = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"another writer holds {path}; gave up waiting "
-                                  "(set CTX_LOCK_TIMEOUT to wait longer)")
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        wait_for_flock(fd, _lock_timeout() if timeout is None else timeout,
+                       f"another writer holds {path}; gave up waiting (set CTX_LOCK_TIMEOUT to wait longer)")
         with _held_guard:
             _held[ident] = 1
         try:

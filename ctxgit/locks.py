@@ -17,8 +17,6 @@ is named in a one-line error and in ``ctx doctor``, never removed.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import re
 import time
@@ -27,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ctx.errors import GitError, LockTimeout
+from ctx.errors import GitError
+from ctx.store import wait_for_flock
 
 FLOCK = "ctx/remote.lock"
 INTENT = "ctx/remote-op"
@@ -57,18 +56,8 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iter
     (git / "ctx").mkdir(mode=0o700, exist_ok=True)
     fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        deadline = time.monotonic() + _wait_seconds()
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise
-            if time.monotonic() >= deadline:
-                raise LockTimeout("another ctx is fetching from or pushing to a remote in this context; "
-                                  "gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
-            time.sleep(0.05)
+        wait_for_flock(fd, _wait_seconds(), "another ctx is fetching from or pushing to a remote in this "
+                       "context; gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
         removed = recover(git)
         intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
         (git / INTENT).write_text(intent)
