@@ -61,10 +61,10 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iter
         removed = recover(git)
         intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
         (git / INTENT).write_text(intent)
-        try:
-            yield RemoteOperation(removed, fd)
-        finally:
-            (git / INTENT).unlink(missing_ok=True)
+        yield RemoteOperation(removed, fd)
+        # only after success: a git that failed or was stopped half-way (a timeout)
+        # may have left lock files, and the intent lets the next operation remove them
+        (git / INTENT).unlink(missing_ok=True)
     finally:
         os.close(fd)  # releases the flock
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 from ctx.errors import Conflict, GitError
 
 from .locks import lock_error, locked_file
-from .pack import clean_git_env
 
 BEHIND_WORDS = ("non-fast-forward", "fetch first", "fast forward", "not present locally")
 
@@ -39,15 +39,53 @@ def use_git() -> bool:
     return shutil.which("git") is not None
 
 
+TIMEOUT_SECONDS = 900.0  # a fetch or push that hangs (a dead link, a prompt nobody sees) ends
+
+
+def _timeout() -> float:
+    try:
+        return float(os.environ.get("CTX_REMOTE_TIMEOUT", TIMEOUT_SECONDS))
+    except ValueError:
+        return TIMEOUT_SECONDS
+
+
+# what would point git at another repository, index or object store; the rest of
+# the operator's git environment (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_*...) is theirs
+REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+               "GIT_CEILING_DIRECTORIES", "GIT_PREFIX", "GIT_QUARANTINE_PATH")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in REDIRECTING}
+    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    return env
+
+
 def _run(root: Path, args: list[str], keep_fd: int | None) -> subprocess.CompletedProcess:
-    env = dict(clean_git_env(), GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    env = _env()
     command = ["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0",
                "-c", "maintenance.auto=false", *args]
-    try:
-        return subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              errors="replace", pass_fds=(keep_fd,) if keep_fd is not None else ())
+    limit = _timeout()
+    try:  # its own process group: a stop takes git's ssh and helpers with it
+        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+                                pass_fds=(keep_fd,) if keep_fd is not None else ())
     except OSError as exc:
         raise GitError(f"cannot run git: {exc.strerror}") from None
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except BaseException as exc:  # the timeout, or Ctrl-C (git is not in the terminal's group)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise GitError(f"git {args[0]} gave no answer in {limit:g} s and was stopped "
+                           "(CTX_REMOTE_TIMEOUT); nothing here changed, run it again") from None
+        raise
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
 
 
 def _last_words(stderr: str) -> str:

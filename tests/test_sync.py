@@ -791,6 +791,9 @@ def test_a_remote_that_is_gone_is_one_clear_line_and_changes_nothing(tmp_path, t
         assert len(lines) == 1 and lines[0].startswith("ctx: cannot fetch from origin (") and \
             str(bare) in lines[0], (transport, done.stderr)
     assert a.head() == head and a.entries()["k"]["value"] == "v"
+    (tmp_path / "unplugged.git").rename(bare)  # plugged in again
+    a.ok("sync")
+    assert bare_head(bare) == a.head()
     assert not (a.root / ".git" / "ctx" / "remote-op").exists()
 
 
