@@ -77,7 +77,8 @@ def half_made(root: Path) -> bool:
     except pygit2.GitError:
         pass
     for top in os.scandir(dot_git):
-        if top.name not in _TEMPLATE_NAMES:
+        name = top.name[:-5] if top.name.endswith(".lock") else top.name  # config.lock: killed writing it
+        if name not in _TEMPLATE_NAMES:
             return False
         if top.name in ("objects", "refs") and top.is_dir(follow_symlinks=False):
             for _, _, files in os.walk(top.path):
