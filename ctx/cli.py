@@ -107,6 +107,13 @@ def _emit_json(payload: Any) -> None:
     commands.emit_json(click.echo, payload)
 
 
+def _warn(context) -> None:
+    """What the last writes had to say besides their result, each thing once (a sync
+    fetches twice), on stderr."""
+    for warning in dict.fromkeys(context.warnings):
+        click.echo(f"ctx: {warning}", err=True)
+
+
 def _err(text: str) -> None:
     click.echo(text, err=True)
 

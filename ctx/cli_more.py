@@ -10,16 +10,11 @@ from pathlib import Path
 
 import click
 
-from .cli import _context, _emit_json, cli, json_option
+from .cli import _context, _emit_json, _warn, cli, json_option
 from .errors import InvalidArgument
 from .model import STORES
 
 store_choice = click.Choice(STORES)
-
-
-def _warn(context) -> None:
-    for warning in context.warnings:
-        click.echo(f"ctx: {warning}", err=True)
 
 
 # --- export, import --------------------------------------------------------------

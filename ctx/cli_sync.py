@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .cli import _context, _emit_json, cli, json_option
+from .cli import _context, _emit_json, _warn, cli, json_option
 
 
 @cli.group(short_help="Remotes to sync with.", invoke_without_command=True, epilog="""\b
@@ -68,11 +68,6 @@ def _report(result, as_json: bool, pushed: str | None = None) -> None:
                    "resolve the markers in it, then commit", err=True)
     if pushed:
         click.echo(f"push: {pushed} is up to date")
-
-
-def _warn(context) -> None:
-    for warning in dict.fromkeys(context.warnings):  # a sync fetches twice: say each thing once
-        click.echo(f"ctx: {warning}", err=True)
 
 
 @cli.command(short_help="Fetch and merge from a remote.", epilog="""\b

@@ -87,15 +87,9 @@ def _encode(obj: Any, newline: str, out: list[str]) -> None:
 
 
 def _key(key: Any) -> str:
-    """A member name as ``json`` writes it (non-string keys are converted)."""
+    """A member name as ``json`` writes it (a number, bool or null key as its text)."""
     if isinstance(key, str):
         return encode_basestring(key)
-    if key is True:
-        return '"true"'
-    if key is False:
-        return '"false"'
-    if key is None:
-        return '"null"'
-    if isinstance(key, (int, float)):
+    if key is None or isinstance(key, (int, float)):
         return '"' + _scalar(key) + '"'  # type: ignore[operator]
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")

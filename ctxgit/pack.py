@@ -31,9 +31,16 @@ def loose_size(git_dir: Path, oid) -> int:
         return 0
 
 
+# what would point git at another repository, index or object store; the rest of
+# the operator's git environment (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_*...) is theirs
+REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+               "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+               "GIT_CEILING_DIRECTORIES", "GIT_PREFIX", "GIT_QUARANTINE_PATH")
+
+
 def clean_git_env() -> dict[str, str]:
-    """The caller's environment without GIT_* variables that would redirect git."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """The caller's environment without the variables that would redirect git."""
+    return {k: v for k, v in os.environ.items() if k not in REDIRECTING}
 
 
 def after_commit(repo, oid) -> bool:

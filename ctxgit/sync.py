@@ -24,11 +24,12 @@ from pygit2.enums import CredentialType
 from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
 from ctx.model import STORES
 from ctx.ops import Context, Edit, Outcome
-from ctx.store import FORMAT_VERSION, StoreFile, atomic_write, context_lock
+from ctx.store import StoreFile, atomic_write, context_lock
 
 from . import transport
 from .history import entries_at
 from .locks import lock_error, locked_file, remote_operation
+from .merge import parse as parse_store_side
 from .pack import clean_git_env
 from .repo import BRANCH, ensure_repo, open_repo
 from .treemerge import flatten, merge_trees
@@ -177,20 +178,13 @@ class PullResult:
     entries: int = 0
 
 
-def _check_stores(repo: pygit2.Repository, tree: pygit2.Tree) -> None:
-    import json
+def _check_stores(files: dict[str, bytes]) -> None:
+    """The remote's store files (a flattened tree), checked as a merge checks them: JSON,
+    no key written twice, the format version ctx writes (``merge.parse``)."""
     for store in STORES:
-        try:
-            data = repo[tree[f"memory/{store}.json"].id].data
-        except KeyError:
-            continue
-        try:
-            version = json.loads(data).get("version")
-        except (ValueError, AttributeError):
-            raise Conflict(f"memory/{store}.json from the remote is not a store file; not merged") from None
-        if version != FORMAT_VERSION:
-            raise Conflict(f"memory/{store}.json from the remote has format version {version!r}, "
-                           f"not {FORMAT_VERSION!r}: ctx will not take it")
+        path = f"memory/{store}.json"
+        if path in files:
+            parse_store_side(files[path], path, "the remote")
 
 
 def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid) -> None:
@@ -198,8 +192,8 @@ def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid) -> N
     so an interruption leaves changes the next write commits, never a lost one."""
     head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
     new_tree = repo[target].peel(pygit2.Commit).tree
-    _check_stores(repo, new_tree)
     new = flatten(repo, new_tree, "the remote")
+    _check_stores(new)
     old = flatten(repo, head.tree if head is not None else None, "here")
     for path in sorted(set(old) | set(new)):
         if old.get(path) == new.get(path):
@@ -250,7 +244,7 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
         their_commit = repo[theirs].peel(pygit2.Commit)
         base_id = repo.merge_base(ours.id, their_commit.id)
         base = repo[base_id].peel(pygit2.Commit) if base_id is not None else None
-        blobs: dict = {}  # merge.parse checks each store file taken from the remote
+        blobs: dict = {}  # merge.parse checks each store file the merge takes from the remote
         merged = merge_trees(repo, base.tree if base else None, ours.tree, their_commit.tree, blobs)
         edits: list[Edit] = []
         for name, store in stores.items():
@@ -403,8 +397,7 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     ctx = Context(root=root)
     (root / "memory").mkdir(mode=0o700, exist_ok=True)
     if not repo.head_is_unborn:
-        flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote")  # links refused
-        _check_stores(repo, repo.head.peel(pygit2.Commit).tree)
+        _check_stores(flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote"))  # links refused
     theirs = remote_head(repo, "origin")
     if theirs is not None and (repo.head_is_unborn or repo.head.name != LOCAL_REF):
         with context_lock(root):  # the remote's HEAD named another branch (or none): take main

@@ -23,6 +23,7 @@ from pathlib import Path
 from ctx.errors import Conflict, GitError
 
 from .locks import lock_error, locked_file
+from .pack import clean_git_env
 
 BEHIND_WORDS = ("non-fast-forward", "fetch first", "fast forward", "not present locally")
 
@@ -49,17 +50,8 @@ def _timeout() -> float:
         return TIMEOUT_SECONDS
 
 
-# what would point git at another repository, index or object store; the rest of
-# the operator's git environment (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_*...) is theirs
-REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-               "GIT_CEILING_DIRECTORIES", "GIT_PREFIX", "GIT_QUARANTINE_PATH")
-
-
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in REDIRECTING}
-    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    return env
+    return dict(clean_git_env(), GIT_TERMINAL_PROMPT="0", LC_ALL="C")
 
 
 def _run(root: Path, args: list[str], keep_fd: int | None) -> subprocess.CompletedProcess:
