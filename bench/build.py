@@ -144,7 +144,7 @@ def _history_stream(sink, root: Path, stores: dict, commits: int, key_versions: 
     shared = stores["shared"]
     keys = [k for k in shared if k != "current_focus"]
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from ctx.splice import splice  # each version's bytes from the last: a full dump per commit is slow
+    from ctx.storage.textlayout import splice  # each version's bytes from the last: a full dump per commit is slow
     raw = store_bytes("shared", shared)
     hot = "entry_hot"
     every = max(commits // key_versions, 1) if key_versions else 0

@@ -150,7 +150,7 @@ def scan_cost() -> tuple[float, float]:
     """Microseconds to scan a 1 KB ordinary value, and one holding a credential (in-process)."""
     import timeit
     sys.path.insert(0, str(HERE.parent))
-    from ctx.secrets import scan
+    from ctx.credentials import scan
     plain = build.make_value(__import__("random").Random(3), 1000)
     leaky = plain[:500] + " AKIA" + "QWERTYUIOPASDFGH " + plain[500:]
     scan(leaky)  # compile the expressions once, as a long-running hook would have

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import build  # noqa: E402
 
-from ctx.splice import splice  # noqa: E402
+from ctx.storage.textlayout import splice  # noqa: E402
 
 PY = sys.executable
 CTX = str(Path(PY).parent / "ctx")
@@ -99,7 +99,7 @@ def bench_sync(work: Path, n: int = 10000, writes: int = 1000) -> dict:
     append_commits(b, writes, 2, "Agent B")
     sync_ms = timed([CTX, "sync"], env_for(b))
     set_ms = sorted(timed([CTX, "set", f"after_sync_{i}", "a value"], env_for(b)) for i in range(5))[2]
-    from ctxgit.transport import use_git
+    from ctxgit.sync.transport import use_git
     return {"sync_ms": sync_ms, "set_ms": set_ms, "writes_each_side": writes,
             "transport": "git" if use_git() else "libgit2"}
 

@@ -16,7 +16,7 @@ Runs rounds in turn until N trials have run or S seconds have passed
                --examples examples each (pytest, CTX_RELIABILITY_EXAMPLES;
                once per soak, one trial per property)
 
-Every trial is the code the test suite runs (tests/reliability/relutil.py),
+Every trial is the code the test suite runs (tests/support/relutil.py),
 in fresh directories under the system's temporary directory. A known bug
 (one with a strict xfail test) that a random trial runs into is counted
 apart, not as a failure. Prints one line per round, then "trials run: N,
@@ -37,8 +37,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests" / "reliability"
-sys.path.insert(0, str(TESTS))
-import relutil as R  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "tests"))
+from support import relutil as R  # noqa: E402
 
 PROPERTIES = ("any_key or any_json or words_options or invalid_utf8_arguments_never "
               "or no_store_is_refused or another_layout")

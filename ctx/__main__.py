@@ -1,5 +1,5 @@
 """``python -m ctx`` runs the command line."""
 
-from .fastcli import main
+from ctx.cli import main
 
 main()

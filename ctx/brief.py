@@ -13,13 +13,14 @@ TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at 
 if TYPE_CHECKING:
     from typing import Any
 
-from . import model
-from .errors import StoreError
-from .layout import RULES_NAME
-from .model import FOCUS_KEY, Entry
-from .ops import Context, Result
-from .summaries import newest_summary, open_items
-from .text import excerpt, local_time  # noqa: F401  (re-exported: brief.excerpt)
+from ctx import model
+from ctx.errors import StoreError
+from ctx.storage.root import RULES_NAME
+from ctx.model import FOCUS_KEY, Entry
+from ctx.context import Context
+from ctx.results import Result
+from ctx.summaries import newest_summary, open_items
+from ctx.display import excerpt, local_time  # noqa: F401  (re-exported: brief.excerpt)
 
 FOCUS_BOUND = 600
 INSTRUCTIONS = (12, 130)
@@ -104,7 +105,7 @@ def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_C
 
 
 def _build(ctx: Context, days: int, changes: int, now: datetime | None) -> Brief:
-    from .cache import Where
+    from ctx.storage.index import Where
     now = now or datetime.now(timezone.utc)
     warnings: list[str] = []
     usable: list[str] = []

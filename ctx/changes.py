@@ -7,7 +7,7 @@ Plain classes, not dataclasses: importing ``dataclasses`` (and with it
 
 from __future__ import annotations
 
-from .model import Entry
+from ctx.model import Entry
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:

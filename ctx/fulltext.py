@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from . import model
-from .ops import Context, Filters, Result, result_order
+from ctx import model
+from ctx.context import Context
+from ctx.results import Filters, Result, result_order
 
 _WORD = re.compile(r"[^\W_]+")
 

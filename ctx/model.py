@@ -17,7 +17,7 @@ TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at 
 if TYPE_CHECKING:
     from typing import Any
 
-from .errors import InvalidArgument
+from ctx.errors import InvalidArgument
 
 STORES: tuple[str, ...] = ("operator", "shared", "agent")
 SOURCES: tuple[str, ...] = ("operator", "agent", "both", "system")

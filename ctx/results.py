@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from . import model
-from .model import STORES, Entry
-from .store import StoreFile
+from ctx import model
+from ctx.model import STORES, Entry
+from ctx.storage.files import StoreFile
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class Filters:
 
     def where(self, needle: str = ""):
         """The SQL the index narrows by: never stricter than ``passes``."""
-        from .cache import Where
+        from ctx.storage.index import Where
         where = Where()
         if self.prefix:
             where.add("substr(key, 1, ?) = ?", len(self.prefix), self.prefix)

@@ -16,11 +16,11 @@ import os
 from pathlib import Path
 
 from ctx.errors import CredentialRefused, GitError, StoreError
-from ctx.ops import Change
-from ctx.store import parse_store
-from ctx.text import excerpt
+from ctx.changes import Change
+from ctx.storage.files import parse_store
+from ctx.display import excerpt
 
-from . import fastgit
+from ctxgit.plumbing import fastcommit as fastgit
 
 SUBJECT_BOUND = 60
 STATUS_OF = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
@@ -114,7 +114,7 @@ class GitRecorder:
             self._state = fastgit.load_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
-        from .repo import clear_half_made, commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
+        from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
         try:
             found = open_repo(self.root) is not None
         except GitError:
@@ -151,7 +151,7 @@ class GitRecorder:
         """Commit what ``prepare`` created or repaired (.gitignore, .gitattributes)
         when no write follows to carry it (a failed or empty write, doctor)."""
         if self._repo is not None and self._pending:
-            from .repo import commit_paths, system_signature
+            from ctxgit.plumbing.repo import commit_paths, system_signature
             commit_paths(self._repo, self._pending, f"{subject}\n\nCtx-Operation: {operation}\n",
                          system_signature())
             self._pending = []
@@ -164,8 +164,8 @@ class GitRecorder:
     def record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
             return
-        from . import pack
-        from .repo import commit_paths, ensure_repo, signature
+        from ctxgit.plumbing import pack
+        from ctxgit.plumbing.repo import commit_paths, ensure_repo, signature
         if self._repo is None:
             self._repo, self._pending = ensure_repo(self.root)
         repo = self._repo
@@ -204,7 +204,7 @@ class GitRecorder:
                                     name, email)
         if done is None:
             return False
-        from .pack import account
+        from ctxgit.plumbing.pack import account
         try:
             account(self.root / ".git", done[1])
         except OSError:
@@ -231,7 +231,7 @@ def _refuse_new_secrets(change: Change) -> None:
     if change.forced:
         return
     from ctx.model import json_text
-    from ctx.secrets import scan
+    from ctx.credentials import scan
     for edit in change.edits:
         if edit.after is None:
             continue
@@ -276,3 +276,11 @@ def _tree_blob(repo, tree, path: str):
         return tree[path].id
     except KeyError:
         return None
+
+
+def recorder_for(root: Path):
+    """The recorder the front door hands ``Context``: git, unless ``CTX_NO_GIT`` turns it off."""
+    if os.environ.get("CTX_NO_GIT", "").strip() not in ("", "0"):
+        from ctx.recorder import NullRecorder
+        return NullRecorder()
+    return GitRecorder(root)

@@ -19,8 +19,8 @@ TEMPLATE = """#!/bin/sh
 {marker} v1: written by ctx (`ctx hooks install`); ctx may rewrite this file.
 # Refuses a commit that adds a credential, or the lock file / temporary files.
 py={python}
-if [ -x "$py" ] && "$py" -c "import hooks.scan" >/dev/null 2>&1; then
-  exec "$py" -m hooks.scan --staged
+if [ -x "$py" ] && "$py" -c "import hooks.scanner" >/dev/null 2>&1; then
+  exec "$py" -m hooks.scanner --staged
 fi
 if command -v ctx-scan >/dev/null 2>&1; then
   exec ctx-scan --staged

@@ -7,16 +7,14 @@
   configuration are cut off and the git identity is fixed.
 * ``CTX_AUTHOR`` is removed; ``TZ`` is UTC, so local dates equal UTC dates.
 
-Helpers read and write store files directly on disk, for set-up with
-chosen timestamps and for checking what ctx wrote.
+Helpers that read and write store files directly on disk (set-up with chosen
+timestamps, checks of what ctx wrote) are in ``support/stores.py``; the git,
+sync, credential and reliability helpers beside it.
 """
 
 from __future__ import annotations
 
 import atexit
-import hashlib
-import importlib.util
-import json
 import os
 import shutil
 import tempfile
@@ -26,6 +24,8 @@ from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
+
+from support.stores import read_entries, write_store_file
 
 # --- import time: never let anything read the real home -----------------------------
 
@@ -41,17 +41,6 @@ time.tzset()
 
 GIT_NAME = "Test Operator"
 GIT_EMAIL = "operator@example.invalid"
-
-
-# --- TEMPORARY: remove once ctxgit/recorder.py exists ------------------------------
-
-@pytest.fixture(autouse=True)
-def _no_git_until_ctxgit(_isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """TEMPORARY. The git layer (``ctxgit/``) is being written concurrently;
-    until ``ctxgit.recorder`` exists the default recorder import fails, so
-    writes run with ``CTX_NO_GIT=1``. Once it exists this does nothing."""
-    if importlib.util.find_spec("ctxgit.recorder") is None:
-        monkeypatch.setenv("CTX_NO_GIT", "1")
 
 
 # --- the isolated environment -------------------------------------------------------
@@ -96,12 +85,12 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def run(runner: CliRunner, root: Path) -> Callable[..., Any]:
-    """``run("set", "k", "v", author="Agent One")``: invoke ``ctx.cli.cli``.
+    """``run("set", "k", "v", author="Agent One")``: invoke ``ctx.cli.app.cli``.
 
     Exceptions are caught (CliRunner's default), so error paths show as an
     exit status; ``result.stdout`` and ``result.stderr`` are separate.
     """
-    from ctx.cli import cli
+    from ctx.cli.app import cli
 
     def invoke(*args: str, author: str | None = None, input: str | None = None,
                env: dict[str, str | None] | None = None):
@@ -109,71 +98,6 @@ def run(runner: CliRunner, root: Path) -> Callable[..., Any]:
         extra.update(env or {})
         return runner.invoke(cli, list(args), input=input, env=extra)
     return invoke
-
-
-# --- store files on disk -----------------------------------------------------------
-
-def store_path(root: Path, store: str = "shared") -> Path:
-    return root / "memory" / f"{store}.json"
-
-
-def read_store_file(root: Path, store: str = "shared") -> dict[str, Any]:
-    """The whole top-level object of a store file, or {} when it is missing."""
-    path = store_path(root, store)
-    if not path.exists():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_entries(root: Path, store: str = "shared") -> dict[str, Any]:
-    """A store file's entries straight from disk ({} when the file is missing)."""
-    return read_store_file(root, store).get("entries", {})
-
-
-def make_entry(value: Any, source: str = "agent", tags: tuple | list = (),
-               when: str = "2026-01-01T00:00:00Z", **extra: Any) -> dict[str, Any]:
-    entry = {"value": value, "source": source, "basis": "inferred", "scope": "global",
-             "tags": list(tags), "created": when, "timestamp": when}
-    entry.update(extra)
-    return entry
-
-
-def write_store_file(root: Path, store: str, new_entries: dict[str, Any],
-                     **top: Any) -> Path:
-    """Test set-up only: merge entries straight into a store file (no ctx, no lock)."""
-    path = store_path(root, store)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"type": store, "version": "1", "last_updated": "2026-01-01T00:00:00Z", "entries": {}}
-    if path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-    data.update(top)
-    data["entries"].update(new_entries)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    return path
-
-
-def snapshot(directory: Path, with_cache: bool = False) -> dict[str, str]:
-    """Every directory and file under ``directory`` with a hash of its bytes.
-
-    Reads may keep a rebuildable index in ``.git/ctx/`` (issue: "a cache they
-    keep lives in an ignored place"); it is left out unless ``with_cache``.
-    ``start`` writes nothing at all: check it with ``with_cache=True``.
-    """
-    out: dict[str, str] = {}
-    if not directory.exists():
-        return out
-    cache = os.path.join(str(directory), ".git", "ctx")
-    for d, dirs, files in os.walk(directory):
-        if not with_cache and (d == cache or d.startswith(cache + os.sep)):
-            dirs[:] = []
-            continue
-        for name in dirs:
-            out[os.path.join(d, name)] = "directory"
-        for name in files:
-            path = os.path.join(d, name)
-            with open(path, "rb") as handle:
-                out[path] = hashlib.sha256(handle.read()).hexdigest()
-    return out
 
 
 @pytest.fixture
@@ -190,16 +114,28 @@ def write_store(root: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def context(root: Path):
-    """A ``Context`` on the test root, its author taken from the (clean) environment."""
-    from ctx.ops import Context
+    """A ``Context`` on the test root, its author taken from the (clean) environment;
+    writes are files only (the null recorder), as in every core test."""
+    from ctx.context import Context
     return Context(root)
 
 
 @pytest.fixture
+def git_context(root: Path):
+    """A ``Context`` whose writes are commits, as the front door makes it."""
+    from ctx.context import Context
+    from ctxgit.recorder import recorder_for
+    return Context(root, recorder_factory=recorder_for)
+
+
+@pytest.fixture
 def make_context(root: Path) -> Callable[..., Any]:
-    """``make_context(author="Agent One")``: a ``Context`` on the test root.
+    """``make_context(author="Agent One")``: a ``Context`` on the test root (with
+    ``git=True``, one whose writes are commits).
 
     With no author, the author comes from ``CTX_AUTHOR`` as it is when called.
     """
-    from ctx.ops import Context
-    return lambda author=None: Context(root, author=author)
+    from ctx.context import Context
+    from ctxgit.recorder import recorder_for
+    return lambda author=None, git=False: Context(root, author=author,
+                                                  recorder_factory=recorder_for if git else None)

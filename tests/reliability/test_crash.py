@@ -23,7 +23,7 @@ import subprocess
 
 import pytest
 
-import relutil as R
+from support import relutil as R
 
 SEED = int(os.environ.get("CTX_RELIABILITY_SEED") or random.randrange(2**32))
 

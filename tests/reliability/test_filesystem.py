@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-import relutil as R
+from support import relutil as R
 
 PR_CAPBSET_DROP = 24
 DAC_CAPABILITIES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-import relutil as R
+from support import relutil as R
 
 EXAMPLES = int(os.environ.get("CTX_RELIABILITY_EXAMPLES") or 25)
 PROPERTY = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
@@ -34,8 +34,9 @@ MAX_SAFE = 2**53 - 1
 
 
 def _context(root, author=None):
-    from ctx.ops import Context
-    return Context(root, author=author)
+    from ctx.context import Context
+    from ctxgit.recorder import recorder_for
+    return Context(root, author=author, recorder_factory=recorder_for)
 
 
 def _committed(root, store="shared") -> bytes:
@@ -85,7 +86,7 @@ def test_any_json_value_round_trips_and_the_file_is_exactly_the_full_serializati
     read back equal, committed as on disk, and the spliced file byte-identical to a
     full serialization of its content (§8.2's layout)."""
     from ctx.errors import CredentialRefused
-    from ctx.store import serialize
+    from ctx.storage.files import serialize
     for key, store, value in steps:
         try:
             _context(root, "Agent Values").set(key, value, store=store)
@@ -197,7 +198,7 @@ def command_lines(draw):
 @PROPERTY
 @given(line=command_lines())
 def test_set_with_any_words_options_and_order(root, line):
-    from ctx.secrets import scan
+    from ctx.credentials import scan
     key, words, options, tags, args, author = (line[k] for k in ("key", "words", "options", "tags", "args", "author"))
     text = " ".join(words)
     assume(not scan(text) and not scan(options.get("--derivation", "")) and not scan(key)
@@ -338,7 +339,7 @@ def test_a_large_value_of_keyword_like_text_is_scanned_in_reasonable_time(root):
 
 _DEPTHS = r'''
 import io, json, sys
-from ctx import fastcli
+from ctx.cli import fast as fastcli
 
 def main():  # as deep in the stack as the console script's main() -> run()
     status = {}

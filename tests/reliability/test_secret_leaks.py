@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-import relutil as R
+from support import relutil as R
 
 SEED = int(os.environ.get("CTX_RELIABILITY_SEED") or random.randrange(2**32))
 

@@ -1,0 +1,488 @@
+"""The operations of spec §4 over one context root, with one write path.
+
+Every write goes through ``Context.transact``: take the lock, let the recorder
+prepare (commit what changed on disk outside ctx), read the stores, change
+them, write them atomically, and hand the change to the recorder before the
+lock is released. The recorder is handed in by the caller (the front door
+gives ``ctxgit.recorder.GitRecorder``); without one, writes are files only
+(``NullRecorder``). Reads take no lock and write nothing (§4.6).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from contextlib import contextmanager
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
+
+from ctx import model
+from ctx.errors import CredentialRefused, InvalidArgument, NotFound, StoreError
+from ctx.storage.root import LayoutReport, author_from_env, check_root, ensure_layout, resolve_root
+from ctx.model import DEFAULT_STORE, STORES, Entry
+from ctx.results import Filters, Result, iter_entries, result_order
+from ctx.recorder import NullRecorder
+from ctx.storage.files import (StoreFile, atomic_write, check_writable, parse_store, read_store, store_path,
+                               write_store)
+from ctx.storage.lock import context_lock
+
+if TYPE_CHECKING:
+    from ctx.changes import Edit, Outcome
+    from ctx.recorder import Recorder
+
+
+class Context:
+    """One context root and the operations of §4 on it."""
+
+    def __init__(self, root: Path | None = None, author: str | None = None, *,
+                 recorder_factory: Callable[[Path], Recorder] | None = None,
+                 cache: str = "update") -> None:
+        """``cache``: "update" (reads may rebuild the index), "read" (use it only
+        when it is fresh, write nothing: ``start``), or "off"."""
+        self.root = resolve_root() if root is None else Path(root)
+        self.author = author_from_env() if author is None else (author.strip() or None)
+        self._recorder_factory = recorder_factory or NullRecorder.for_root
+        self._recorder: Recorder | None = None
+        if os.environ.get("CTX_NO_CACHE", "").strip() not in ("", "0"):
+            cache = "off"
+        self._cache_mode = cache
+        self._cache = None
+        self._cache_opened = False
+        self._parsed: dict[str, StoreFile] = {}
+        self._snapshots = 0
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the last writes had to say besides their result (for stderr)."""
+        return list(self._recorder.warnings) if self._recorder is not None else []
+
+    @property
+    def recorder(self) -> Recorder:
+        if self._recorder is None:
+            self._recorder = self._recorder_factory(self.root)
+        return self._recorder
+
+    # --- reads -------------------------------------------------------------
+    # Each read asks the index (ctx/cache.py) first: fresh, it answers without
+    # parsing a store file; otherwise (no repository, stale and read-only,
+    # SQLite trouble) the store files are parsed, as the spec describes.
+
+    def read(self, store: str) -> StoreFile:
+        """A store as parsed from its file (once per ``snapshot``)."""
+        cached = self._parsed.get(store) if self._snapshots else None
+        if cached is None:
+            check_root(self.root)
+            cached = read_store(self.root, model.validate_store(store))
+            if self._snapshots:
+                self._parsed[store] = cached
+        return cached
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see each store as they first found it: a composite read (the
+        brief) parses or validates each store once, and gives one consistent view."""
+        self._snapshots += 1
+        try:
+            yield
+        finally:
+            self._snapshots -= 1
+            if not self._snapshots:
+                self._parsed.clear()
+                if self._cache is not None:
+                    self._cache.forget()
+
+    def stores(self, only: str | None = None) -> list[StoreFile]:
+        names = [model.validate_store(only)] if only else list(STORES)
+        return [self.read(name) for name in names]
+
+    def _index(self, stores: list[str]):
+        """The index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
+        if self._cache_mode == "off":
+            return None
+        if not self._cache_opened:
+            self._cache_opened = True
+            from ctx.storage.index import Index
+            self._cache = Index.open(self.root, writable=self._cache_mode == "update")
+        index = self._cache
+        if index is None:
+            return None
+        if not self._snapshots:
+            index.forget()
+        if index.fresh(stores):
+            return index
+        if not index.writable:
+            return None
+        import sqlite3
+        from ctx.storage.files import read_raw
+        try:
+            for name in stores:
+                if index.fresh([name]):
+                    continue
+                check_root(self.root)
+                found = read_raw(store_path(self.root, name))
+                if found is None:
+                    index.rebuild(name, None, None, b"")
+                else:
+                    parsed = parse_store(name, store_path(self.root, name), *found)
+                    if self._snapshots:
+                        self._parsed[name] = parsed
+                    index.rebuild(name, parsed.entries, found[1], found[0])
+        except sqlite3.Error:
+            return None
+        return index if index.fresh(stores) else None
+
+    def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
+        model.validate_store(store)
+        index = self._index([store])
+        entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
+        if entry is None:
+            raise NotFound(f"no entry {key!r} in store {store!r}")
+        return entry
+
+    def find(self, key: str, store: str) -> Entry | None:
+        """``get`` without the error: None when the key is absent."""
+        try:
+            return self.get(key, store)
+        except NotFound:
+            return None
+
+    def get_all(self, key: str) -> list[Result]:
+        found = [Result(s, key, e) for s in STORES if (e := self.find(key, s)) is not None]
+        if not found:
+            raise NotFound(f"no entry {key!r} in any store")
+        return found
+
+    def query(self, stores: list[str], test: Callable[[Result], bool], limit: int | None = None,
+              where=None) -> list[Result]:
+        """Entries of ``stores`` for which ``test`` holds, in result order, cut at ``limit``.
+
+        ``where`` (a ``cache.Where``) may narrow the index's scan; it must pass
+        every entry ``test`` accepts.
+        """
+        if limit is not None and limit <= 0:
+            return []
+        index = self._index(stores)
+        if index is not None:
+            out: list[Result] = []
+            for store, key, entry in index.ordered(stores, where):
+                result = Result(store, key, entry)
+                if test(result):
+                    out.append(result)
+                    if limit is not None and len(out) >= limit:
+                        break
+            return out
+        found = [r for s in stores for k, e in self.read(s).entries.items() if test(r := Result(s, k, e))]
+        if limit is not None and limit < len(found):
+            import heapq
+            return heapq.nsmallest(limit, found, key=result_order)
+        found.sort(key=result_order)
+        return found
+
+    def select(self, filters: Filters, pattern: str | None = None,
+               limit: int | None = None) -> list[Result]:
+        """search (with a pattern) and list (without): filtered, ordered, cut."""
+        if limit is not None and limit < 0:
+            raise InvalidArgument("--limit must be 0 or more")
+        needle = pattern.lower() if pattern else ""
+        stores = [model.validate_store(filters.store)] if filters.store else list(STORES)
+
+        def test(r: Result) -> bool:
+            if not filters.passes(r.store, r.key, r.entry):
+                return False
+            return not needle or needle in r.key.lower() or \
+                needle in model.value_text(r.entry.get("value")).lower()
+        return self.query(stores, test, limit, filters.where(needle))
+
+    def counts(self, stores: list[str] | None = None) -> dict[str, int]:
+        stores = list(stores or STORES)
+        index = self._index(stores)
+        if index is not None:
+            return index.counts(stores)
+        return {name: len(self.read(name).entries) for name in stores}
+
+    @property
+    def cache_mode(self) -> str:
+        return self._cache_mode
+
+    # --- the write path --------------------------------------------------------
+
+    def _check_policy(self, store: str, source: str | None) -> None:
+        """The store conventions, when the operator turned them on (``ctx config``)."""
+        if store == "operator" and self.author:
+            from ctx.features.config import check_store_policy
+            check_store_policy(self.root, store, self.author, source)
+
+    def _refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
+        if force:
+            return
+        from ctx.credentials import scan
+        for name, content in fields.items():
+            if content is None:
+                continue
+            findings = scan(model.value_text(content))
+            if findings:
+                kinds = ", ".join(sorted({f.description for f in findings}))
+                raise CredentialRefused(
+                    f"the {name} looks like it holds a credential ({kinds}: "
+                    f"{findings[0].preview}); credentials must not be stored in ctx. "
+                    "Use --force if it is not a secret", findings)
+
+    def transact(self, operation: str, stores: Iterable[str],
+                 mutate: Callable[[dict[str, StoreFile]], "list[Edit] | Outcome"], *,
+                 forced: bool = False, subject: str | None = None,
+                 trailers: list[tuple[str, str]] | None = None) -> list[Edit]:
+        """The one write path: lock, settle the disk, read, change, write, record.
+
+        ``mutate`` runs under the lock, after the recorder has committed any
+        change made outside ctx; it changes the stores' entries in place and
+        returns the edits it made (every one of them: only their text is
+        rewritten in the file), or an ``Outcome`` that also names other
+        files to write and extra commit parents (a merge). When nothing
+        changed, nothing is written and nothing committed. When the commit
+        fails, every file written is put back as it was.
+        """
+        names = [model.validate_store(s) for s in stores]
+        self._make_root()
+        self._parsed.clear()
+        with context_lock(self.root):
+            self.recorder.prepare()
+            index = self._write_index()
+            try:
+                return self._transact_locked(operation, names, mutate, index, forced, subject, trailers)
+            finally:
+                if index is not None and index is not self._cache:
+                    index.close()
+
+    def _transact_locked(self, operation: str, names: list[str], mutate, index, forced: bool,
+                         subject: str | None, trailers: list[tuple[str, str]] | None) -> list[Edit]:
+        """``transact`` under the lock, the recorder prepared."""
+        try:
+            checked = self._described(index, names)
+            stores_read = {name: read_store(self.root, name, name in checked) for name in names}
+            result = mutate(stores_read)
+        except BaseException:
+            self.recorder.settle()  # what prepare set up is committed, not left lying
+            raise
+        from ctx.changes import Change, Outcome
+        outcome = result if isinstance(result, Outcome) else Outcome(list(result))
+        edits = [e for e in outcome.edits if e.before != e.after]
+        if not edits and not outcome.files and not outcome.parents:
+            self.recorder.settle()
+            return []
+        created = ensure_layout(self.root).created
+        changed = list(dict.fromkeys(e.store for e in edits))
+        written: list[tuple[Path, bytes | None]] = []
+        try:
+            stamp = model.now()
+            for name in changed:
+                check_writable(stores_read[name])
+            old_identity = {}
+            for name in changed:
+                store = stores_read[name]
+                old = store.raw if store.exists else None
+                old_identity[name] = store.identity
+                store.data["last_updated"] = stamp
+                if name in outcome.raw:  # serialized by the mutation: only last_updated changes
+                    store.raw = outcome.raw[name]
+                    write_store(store, [])
+                else:
+                    write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
+                                if outcome.splice else None)
+                written.append((store.path, old))
+            for rel, content in outcome.files.items():
+                written.append(_write_file(self.root, rel, content))
+            paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
+                     + [p for p in created if not p.endswith("/")])
+            self.recorder.record(Change(operation, edits, paths, self.author, forced,
+                                        outcome.subject or subject,
+                                        outcome.trailers or trailers or [], outcome.parents))
+        except BaseException:
+            _restore(written)  # a write that is not committed is not made
+            raise
+        self._index_writes(index, stores_read, changed, old_identity, edits)
+        return edits
+
+    def _write_index(self):
+        """The index a write consults and keeps in step, or None (off, or none yet)."""
+        if self._cache_mode == "off":
+            return None
+        if self._cache is not None:
+            return self._cache
+        from ctx.storage.index import Index
+        return Index.open(self.root, writable=True, create=False)
+
+    @staticmethod
+    def _described(index, names: list[str]) -> set[str]:
+        """The stores whose file on disk the index describes: parsed and checked when
+        indexed, or written by ctx since, so parsing them again skips the search for
+        keys written twice (tens of milliseconds on a large store)."""
+        if index is None:
+            return set()
+        index.forget()
+        return {name for name in names if index.fresh([name])}
+
+    def _index_writes(self, index, stores: dict[str, StoreFile], changed: list[str],
+                      old_identity: dict, edits: list) -> None:
+        """Keep the index in step with this write (it is rebuilt later if this fails)."""
+        if index is None:
+            return
+        import sqlite3
+        try:
+            for name in changed:
+                store = stores[name]
+                touched = [(e.key, e.after) for e in edits if e.store == name]
+                index.apply(name, old_identity.get(name), store.identity, store.raw, touched,
+                            len(store.entries))
+        except sqlite3.Error:
+            pass
+
+    def _write(self, operation: str, store: str, key: str,
+               change: Callable[[Entry | None], Entry | None], *, forced: bool = False) -> Entry | None:
+        """One entry's write, through ``transact``; returns the entry after it."""
+        from ctx.changes import Edit
+        result: list[Entry | None] = []
+
+        def mutate(files: dict[str, StoreFile]) -> list[Edit]:
+            entries = files[store].entries
+            before = entries.get(key)
+            after = change(before)
+            result.append(after)
+            if after is None:
+                entries.pop(key, None)
+            else:
+                entries[key] = after
+            return [Edit(store, key, before, after)]
+        self.transact(operation, [store], mutate, forced=forced)
+        return result[0]
+
+    def _make_root(self) -> LayoutReport:
+        """The root and memory/ must exist before the lock file can be taken."""
+        return ensure_layout(self.root, memory_only=True)
+
+    def init(self) -> LayoutReport:
+        """Create what is missing of the root's layout and record it (``ctx init``)."""
+        first = self._make_root()
+        with context_lock(self.root):
+            self.recorder.prepare()
+            report = ensure_layout(self.root)
+            from ctx.changes import Change
+            self.recorder.record(Change("init", [], ["RULES.md"], self.author))
+        report.existed = first.existed
+        report.created = first.created + report.created
+        return report
+
+    def _existing(self, store: str, key: str) -> Callable[[Entry | None], Entry]:
+        def require(before: Entry | None) -> Entry:
+            if before is None:
+                raise NotFound(f"no entry {key!r} in store {store!r}")
+            return before
+        return require
+
+    # --- the operations of §4 ------------------------------------------------------
+
+    def set(self, key: str, value: Any, *, store: str = DEFAULT_STORE, source: str | None = None,
+            basis: str | None = None, scope: str | None = None, tags: list[str] | None = None,
+            derivation: str | None = None, force: bool = False) -> Entry:
+        model.validate_key(key)
+        self._check_policy(store, source)
+        self._refuse_credentials({"key": key, "value": value, "derivation": derivation,
+                                  "tags": " ".join(tags) if tags else None}, force)
+        # validate the choices before taking the lock, so a typo costs nothing
+        model.apply_set(None, value, author=self.author, when=model.now(), source=source,
+                        basis=basis, scope=scope, tags=tags, derivation=derivation)
+
+        def change(before: Entry | None) -> Entry:
+            return model.apply_set(before, value, author=self.author, when=model.now(),
+                                   source=source, basis=basis, scope=scope, tags=tags,
+                                   derivation=derivation)
+        result = self._write("set", store, key, change, forced=force)
+        assert result is not None
+        return result
+
+    def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
+                by: str | None, force: bool) -> Entry:
+        self._check_policy(store, None)
+        self._refuse_credentials({"note": note, "replacement key": by}, force)
+        require = self._existing(store, key)
+
+        def change(before: Entry | None) -> Entry:
+            return model.apply_status(require(before), status, author=self.author,
+                                      when=model.now(), note=note, by=by)
+        result = self._write(operation, store, key, change, forced=force)
+        assert result is not None
+        return result
+
+    def amend(self, key: str, note: str, *, store: str = DEFAULT_STORE, force: bool = False) -> Entry:
+        if not note or not note.strip():
+            raise InvalidArgument("amend needs a note")
+        return self._status("amend", "amended", key, store, note, None, force)
+
+    def supersede(self, key: str, by: str, *, note: str | None = None,
+                  store: str = DEFAULT_STORE, force: bool = False) -> tuple[Entry, list[str]]:
+        """Mark ``key`` superseded by ``by``; returns the entry and any warnings."""
+        model.validate_key(by)
+        if by == key:
+            raise InvalidArgument("an entry cannot supersede itself")
+        warnings = []
+        if by not in self.read(store).entries:
+            warnings.append(f"warning: {by!r} does not exist in store {store!r} (yet)")
+        return self._status("supersede", "superseded", key, store, note, by, force), warnings
+
+    def resolve(self, key: str, *, note: str | None = None, store: str = DEFAULT_STORE,
+                force: bool = False) -> Entry:
+        return self._status("resolve", "resolved", key, store, note, None, force)
+
+    def set_basis(self, key: str, basis: str, *, store: str = DEFAULT_STORE) -> Entry:
+        self._check_policy(store, None)
+        require = self._existing(store, key)
+        if basis not in model.BASES:
+            raise InvalidArgument(f"invalid basis {basis!r}: use one of {', '.join(model.BASES)}")
+
+        def change(before: Entry | None) -> Entry:
+            return model.apply_basis(require(before), basis, author=self.author)
+        result = self._write("basis", store, key, change)
+        assert result is not None
+        return result
+
+    def delete(self, key: str, *, store: str = DEFAULT_STORE) -> Entry:
+        self._check_policy(store, None)
+        removed: list[Entry] = []
+
+        def change(before: Entry | None) -> None:
+            removed.append(self._existing(store, key)(before))
+            return None
+        self._write("delete", store, key, change)
+        return removed[0]
+
+
+def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
+    """Write (or with None, remove) one file of the root atomically; returns its old state."""
+    path = root / rel
+    if path.is_symlink():
+        raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise InvalidArgument(f"{rel}: outside the context root")
+    try:
+        old: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        old = None
+    if content is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(path, content)
+    return path, old
+
+
+def _restore(written: list[tuple[Path, bytes | None]]) -> None:
+    """Put back files a failed write had replaced; never mask the original error."""
+    for path, old in reversed(written):
+        try:
+            if old is not None:
+                atomic_write(path, old)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -1,0 +1,107 @@
+"""How entries and values are shown: excerpts (§5.2), local times, and the displays
+of entries that name store, key and status (§3.6, §4.6). Light to import."""
+
+from __future__ import annotations
+
+import json
+import re
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any
+
+from ctx import model
+from ctx.model import Entry
+
+_SPACE = re.compile(r"\s+")
+
+
+def excerpt(value: Any, bound: int) -> str:
+    """§5.2's excerpt: notes stripped, whitespace collapsed, cut at a word boundary.
+
+    A word that ends exactly at the bound is kept; a first word longer than
+    the bound is cut at it; `` ...`` is appended when anything was cut.
+    """
+    text = model.strip_amend_notes(model.value_text(value))
+    text = _SPACE.sub(" ", text).strip()
+    if len(text) <= bound:
+        return text
+    if text[bound] == " ":
+        head = text[:bound]
+    else:
+        cut = text.rfind(" ", 0, bound)
+        head = text[:cut] if cut > 0 else text[:bound]
+    return head.rstrip() + " ..."
+
+
+def local_time(stamp: Any, with_time: bool = True) -> str:
+    """A stored timestamp in local time (§3.3: tools display local time); a missing or
+    malformed one (an entry written by hand) shows as unknown, not as 1970."""
+    moment = model.ts_key(stamp)
+    if moment == model.ts_key(None):
+        return "date unknown"
+    moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
+
+
+# --- entries ----------------------------------------------------------------------------
+
+LINE_BOUND = 100
+_ORDER = ("value", "source", "author", "basis", "scope", "tags", "derivation", "created",
+          "timestamp", "status", "status_timestamp", "status_note", "superseded_by")
+
+
+def status_tag(entry: Entry) -> str:
+    label = model.status_label(entry)
+    if not label:
+        return ""
+    note = entry.get("status_note")
+    if note and entry.get("status") != "amended":
+        return f" [{label}: {note}]"
+    return f" [{label}]"
+
+
+def value_block(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def show_entry(result, verbose: bool = False) -> str:
+    """A full display of one entry: header, value, then a line of its fields."""
+    entry = result.entry
+    lines = [f"{result.store}/{result.key}{status_tag(entry)}", value_block(entry.get("value"))]
+    if not verbose:
+        meta = [str(entry.get("source", "?")), str(entry.get("basis", "?"))]
+        if entry.get("author"):
+            meta.append(f"by {entry['author']}")
+        meta.append(local_time(entry.get("timestamp")))
+        tags = entry.get("tags")
+        if tags:
+            meta.append("tags: " + ", ".join(map(str, tags)))
+        if entry.get("scope") == "session":
+            meta.append("session scope")
+        lines.append("(" + " · ".join(meta) + ")")
+        return "\n".join(lines)
+    fields = [f for f in _ORDER if f in entry and f != "value"] + \
+             [f for f in entry if f not in _ORDER]
+    for name in fields:
+        shown = entry[name]
+        if isinstance(shown, str):
+            if name in ("created", "timestamp", "status_timestamp"):
+                shown = f"{shown} ({local_time(shown)} local)"
+        else:
+            shown = model.json_text(shown)
+        lines.append(f"  {name}: {shown}")
+    return "\n".join(lines)
+
+
+def result_line(result) -> str:
+    """One line per result for search and list."""
+    entry = result.entry
+    return (f"{result.store}/{result.key}{status_tag(entry)}  {local_time(entry.get('timestamp'))}  "
+            f"{excerpt(entry.get('value'), LINE_BOUND)}")
+
+
+def result_json(result) -> dict[str, Any]:
+    return {"store": result.store, "key": result.key, "entry": result.entry}

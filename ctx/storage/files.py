@@ -1,0 +1,311 @@
+"""Store files (§8.2) and atomic replacement (§8.3).
+
+A store file is read whole into a ``StoreFile``; its top-level keys and the
+fields of its entries that ctx does not know are carried through every
+write untouched. Writes go to a unique temporary file in ``memory/`` that
+is fsynced and renamed over the old file, so a crash leaves the old file or
+the new one. The lock is in ``lock.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Any
+
+
+from ctx.errors import ContextRootError, StoreError
+from ctx.model import Entry
+
+FORMAT_VERSION = "1"
+REQUIRED_FIELDS = frozenset(("value", "source"))  # §3.3: without them an entry says nothing, or nobody
+TMP_SUFFIX = ".tmp"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+Identity = tuple  # (size, mtime_ns, inode) of a store file: what a cache is checked against
+
+
+class StoreFile:
+    """One parsed store file; ``data`` is the whole top-level object."""
+
+    __slots__ = ("name", "path", "data", "exists", "raw", "identity", "incomplete")
+
+    def __init__(self, name: str, path: Path, data: dict[str, Any], exists: bool,
+                 raw: bytes = b"", identity: Identity | None = None,
+                 incomplete: tuple[tuple[str, str], ...] = ()) -> None:
+        self.name, self.path, self.data, self.exists = name, path, data, exists
+        self.raw, self.identity = raw, identity
+        self.incomplete = incomplete  # (key, fields missing) of entries lacking what §3.3 requires
+
+    def __repr__(self) -> str:
+        return f"StoreFile({self.name!r}, {str(self.path)!r}, exists={self.exists})"
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        return self.data["entries"]
+
+    @property
+    def writable(self) -> bool:
+        return self.data.get("version") == FORMAT_VERSION and self.data.get("type") == self.name
+
+
+def store_path(root: Path, name: str) -> Path:
+    return root / "memory" / f"{name}.json"
+
+
+def identity_of(st: os.stat_result) -> Identity:
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def read_raw(path: Path) -> tuple[bytes, Identity] | None:
+    """A file's bytes and the identity of exactly those bytes; None when missing.
+
+    The identity is taken from the open file before and after reading, so a
+    cache keyed by it never describes bytes other than these.
+    """
+    for _ in range(5):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise StoreError(f"{path}: is a directory, not a store file") from None
+        except PermissionError:
+            raise StoreError(f"{path}: permission denied") from None
+        try:
+            before = identity_of(os.fstat(fd))
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 22)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            after = identity_of(os.fstat(fd))
+        except IsADirectoryError:
+            raise StoreError(f"{path}: is a directory, not a store file") from None
+        finally:
+            os.close(fd)
+        if before == after:
+            return b"".join(chunks), after
+    raise StoreError(f"{path}: kept changing while being read")
+
+
+def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = None,
+                checked: bool = False) -> StoreFile:
+    """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong.
+
+    ``checked``: these very bytes passed this check before (the read index describes
+    them), so the search for keys written twice is skipped.
+    """
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
+                         "fix or restore it, ctx will not overwrite it") from None
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(f"{path}: not valid JSON ({exc}); "
+                         "fix or restore it, ctx will not overwrite it") from None
+    if not isinstance(data, dict):
+        raise StoreError(f"{path}: not a store file (the top level is not an object)")
+    entries = data.get("entries", {})
+    if not isinstance(entries, dict):
+        raise StoreError(f"{path}: 'entries' is not an object; ctx will not overwrite it")
+    duplicate = None if checked else _duplicate_name(raw, data, entries)
+    if duplicate:
+        raise StoreError(f"{path}: {duplicate} appears twice; JSON keeps only the last, so ctx "
+                         "will not read or overwrite it (remove one by hand)")
+    incomplete = []
+    for key, entry in entries.items():
+        if not isinstance(entry, dict):
+            raise StoreError(f"{path}: entry {key!r} is not an object; ctx will not overwrite it")
+        if not REQUIRED_FIELDS <= entry.keys():
+            incomplete.append((key, ", ".join(sorted(REQUIRED_FIELDS - entry.keys()))))
+    data.setdefault("entries", entries)
+    return StoreFile(name, path, data, True, raw, identity, tuple(incomplete))
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+
+def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
+    """A top-level key or entry key the file names twice (``json.loads`` keeps the last
+    silently, and a write would drop the other), described; None when there is none.
+
+    In ctx's own layout (§8.2, two-space indent) every top-level key starts a line
+    with two spaces and every entry key a line with four, and no JSON string holds a
+    raw newline: when those counts match the parsed objects there is no duplicate,
+    and the full check (a second parse) is skipped.
+    """
+    if raw.count(b'\n  "') == len(data) and raw.count(b'\n    "') == len(entries):
+        return None
+    doubled: dict[int, str] = {}
+    keep: list[dict] = []
+
+    def pairs(items: list) -> dict:
+        made = dict(items)
+        keep.append(made)  # ids stay unique while the parse runs
+        if len(made) != len(items):
+            seen: set = set()
+            doubled[id(made)] = next(k for k, _ in items if k in seen or seen.add(k))
+        return made
+    try:
+        top = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        return None  # the first parse succeeded; nothing more to learn here
+    if id(top) in doubled:
+        return f"the top-level key {doubled[id(top)]!r}"
+    inner = top.get("entries")
+    if isinstance(inner, dict) and id(inner) in doubled:
+        return f"the entry key {doubled[id(inner)]!r}"
+    return None
+
+
+def empty_store(name: str, path: Path) -> StoreFile:
+    data = {"type": name, "version": FORMAT_VERSION, "last_updated": None, "entries": {}}
+    return StoreFile(name, path, data, False)
+
+
+def read_store(root: Path, name: str, checked: bool = False) -> StoreFile:
+    """Read one store; a missing file is an empty store (§8.2)."""
+    path = store_path(root, name)
+    found = read_raw(path)
+    if found is None:
+        return empty_store(name, path)
+    return parse_store(name, path, *found, checked=checked)
+
+
+def check_writable(store: StoreFile) -> None:
+    """Refuse to write a store another format version or another store owns."""
+    version = store.data.get("version")
+    if version != FORMAT_VERSION:
+        raise StoreError(f"{store.path}: format version {version!r}, not {FORMAT_VERSION!r}; "
+                         "ctx reads it but will not write it (§8.2)")
+    kind = store.data.get("type")
+    if kind != store.name:
+        raise StoreError(f"{store.path}: 'type' is {kind!r}, not {store.name!r}; "
+                         "ctx will not write it")
+    if store.path.is_symlink():
+        raise StoreError(f"{store.path}: is a symbolic link; ctx never writes through a link")
+    if store.incomplete:
+        raise StoreError(incomplete_message(store))
+
+
+def incomplete_message(store: StoreFile) -> str:
+    """Why a store with entries lacking required fields is read but never written."""
+    key, missing = store.incomplete[0]
+    more = f" (and {len(store.incomplete) - 1} more)" if len(store.incomplete) > 1 else ""
+    return (f"{store.path}: entry {key!r}{more} lacks {missing}, which §3.3 requires; "
+            "ctx reads it but will not write this file until it is fixed by hand")
+
+
+def serialize(data: dict[str, Any]) -> bytes:
+    """Two-space indentation, entries in stored order, non-ASCII as itself (§8.2):
+    ``json.dumps(data, indent=2, ensure_ascii=False)``, written by ``ctx/dump.py``."""
+    from ctx.storage.textlayout import dumps
+    return (dumps(data) + "\n").encode("utf-8")
+
+
+def _temporary(directory: Path, name: str) -> tuple[int, str]:
+    """A new, uniquely named file beside the target, open for writing (mode 0600)."""
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}{TMP_SUFFIX}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise StoreError(f"cannot create a temporary file in {directory}")
+
+
+def atomic_write(path: Path, content: bytes) -> Identity:
+    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3).
+
+    Returns the new file's identity (size, mtime, inode).
+    """
+    directory = path.parent
+    if directory.is_symlink():
+        raise StoreError(f"{directory}: is a symbolic link; ctx never writes through a link")
+    fd, tmp = _temporary(directory, path.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+            identity = identity_of(os.fstat(handle.fileno()))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(directory)
+    return identity
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _spliced_right(content: bytes, store: StoreFile, edits: list) -> bool:
+    """The spliced bytes parse to exactly the entries the write meant (one parse: cheap
+    beside a full serialization, and a misread layout never reaches the disk)."""
+    try:
+        parsed = json.loads(content)
+    except ValueError:
+        return False
+    entries = parsed.get("entries") if isinstance(parsed, dict) else None
+    if not isinstance(entries, dict) or len(entries) != len(store.entries) or set(parsed) != set(store.data):
+        return False
+    return all(entries.get(key) == store.entries.get(key) for key, _, _ in edits)
+
+
+def write_store(store: StoreFile, edits: list | None = None) -> bytes:
+    """Atomically replace a store file with ``store.data``; returns the bytes written.
+
+    With ``edits`` (``(key, before, after)`` for every entry that changed, and
+    nothing else changed but ``last_updated``), only those entries' text is
+    rewritten (``splice.py``); otherwise the whole file is serialized.
+    """
+    check_writable(store)
+    content = None
+    if edits is not None and store.raw:
+        from ctx.storage.textlayout import splice
+        content = splice(store.raw, edits, store.data.get("last_updated"))
+        if content is not None and not _spliced_right(content, store, edits):
+            content = None  # a layout the splice misread: write the whole file instead
+    if content is None:
+        content = serialize(store.data)
+    store.identity = atomic_write(store.path, content)
+    store.raw = content
+    store.exists = True
+    return content
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create a directory with mode 0700 (§11); refuse a file or a link in its place."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise ContextRootError(f"{path}: is a symbolic link; ctx never writes through a link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise ContextRootError(f"{path}: exists and is not a directory")

@@ -1,0 +1,103 @@
+"""The context root (§8.1), its environment (§9.2) and RULES.md (§6)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from typing import Mapping
+
+from ctx.errors import ContextRootError
+from ctx.storage.files import DIR_MODE, FILE_MODE, ensure_private_dir
+
+DEFAULT_ROOT = "~/ctx"
+RULES_NAME = "RULES.md"
+
+RULES_TEMPLATE = """\
+# Rules for every agent
+
+- **ctx is the shared memory.** Project knowledge goes into ctx, where
+  the operator and every agent can find it. An agent's private memory
+  holds at most a pointer to ctx.
+- **Write only through `ctx`.** Do not edit the store files directly:
+  ctx keeps the lock, the timestamps and the status fields correct.
+- **READ means read.** When the operator says READ or READ ONLY, change
+  nothing (ctx, files, version control) until they say WRITE.
+- **Sign your own work.** End each session with a one-page summary in
+  `sessions/`, headed with your own name (`**Agent:** <name>`). Set
+  `CTX_AUTHOR` to the same name. Commits carry your own co-author
+  trailer.
+"""
+
+
+def resolve_root(env: Mapping[str, str] | None = None) -> Path:
+    """``CTX_HOME``, or ``~/ctx`` when it is unset or blank (documented in --help)."""
+    env = os.environ if env is None else env
+    raw = (env.get("CTX_HOME") or "").strip() or DEFAULT_ROOT
+    return Path(os.path.expanduser(raw)).absolute()
+
+
+def author_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """``CTX_AUTHOR`` without surrounding whitespace; blank counts as unset (§3.4)."""
+    env = os.environ if env is None else env
+    author = (env.get("CTX_AUTHOR") or "").strip()
+    return author or None
+
+
+def check_root(root: Path) -> None:
+    """Raise a clear error when the root exists but cannot be a context root."""
+    if root.exists() and not root.is_dir():
+        raise ContextRootError(f"context root {root} is a file, not a directory "
+                               "(check CTX_HOME)")
+
+
+class LayoutReport:
+    """What ``ensure_layout`` found and what it created."""
+
+    __slots__ = ("root", "created", "existed")
+
+    def __init__(self, root: Path, created: list[str] | None = None, existed: bool = True) -> None:
+        self.root, self.created, self.existed = root, created or [], existed
+
+
+def ensure_layout(root: Path, memory_only: bool = False) -> LayoutReport:
+    """Create what is missing of §8.1's layout; never overwrite anything.
+
+    The root and its directories get mode 0700, RULES.md gets 0600 (§11).
+    ``memory_only`` stops after ``memory/``, where the lock file lives.
+    """
+    check_root(root)
+    report = LayoutReport(root=root, existed=root.exists())
+    if not report.existed:
+        try:
+            root.mkdir(mode=DIR_MODE, parents=True)
+        except OSError as exc:
+            raise ContextRootError(f"cannot create the context root {root}: {exc.strerror}") from None
+        report.created.append(str(root))
+    for name in ("memory",) if memory_only else ("memory", "sessions"):
+        path = root / name
+        if not path.exists():
+            try:
+                ensure_private_dir(path)
+            except OSError as exc:
+                raise ContextRootError(f"cannot create {path}: {exc.strerror}") from None
+            report.created.append(f"{name}/")
+        else:
+            ensure_private_dir(path)
+    rules = root / RULES_NAME
+    if memory_only:
+        return report
+    if not rules.exists() and not rules.is_symlink():
+        try:
+            fd = os.open(rules, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ContextRootError(f"cannot write {rules}: {exc.strerror}") from None
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(RULES_TEMPLATE)
+            report.created.append(RULES_NAME)
+    return report

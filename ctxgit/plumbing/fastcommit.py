@@ -1,0 +1,352 @@
+"""The everyday commit without libgit2: a store write as loose objects, a ref and an index.
+
+Importing pygit2 costs more than a whole write of a small store, and a
+write changes one file. So when the repository is exactly as ctx's last
+commit left it (recorded in ``.git/ctx/state.json``: HEAD, the root and
+memory/ trees, the index's and config's identity, and the identity of every
+versioned file), the commit is written here in plain git formats: the blob
+(zlib level 1: packing recompresses it later), the memory/ tree, the root
+tree, the commit, ``refs/heads/main`` through its lock file, both reflogs,
+and the index entry (its cached-tree extension dropped, so git recomputes
+it). Anything else — a file changed outside ctx, another branch, a file
+new to git, a lock file held, an index version other than 2, a merge —
+returns False and the caller uses libgit2, which also repairs what it finds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import time
+import zlib
+from pathlib import Path
+
+from ctxgit.plumbing.refs import head_id
+
+STATE = "ctx/state.json"
+RACY_NS = 2_000_000_000
+_MODES = {"100644", "100755", "40000", "120000", "160000"}
+
+
+INTENT = "ctx/committing"
+LOCKS = ("index.lock", "refs/heads/main.lock")
+OWN_MODE = 0o700  # a lock file ctx makes is born with its owner's x bit, which no git gives one
+
+
+def begin_commit(git: Path, how: str = "fast") -> None:
+    """Say, before taking git's lock files, that a commit is under way and who takes
+    the locks: ``fast`` (this module: marked with ``OWN_MODE``) or ``libgit2``."""
+    path = git / INTENT
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"{os.getpid()}\n{how}\n")
+
+
+def end_commit(git: Path) -> None:
+    (git / INTENT).unlink(missing_ok=True)
+
+
+def recover(root: Path) -> list[str]:
+    """Remove the lock files a ctx commit killed half-way left behind.
+
+    Called with the context lock held: no other ctx is committing. A lock file
+    this module made carries ``OWN_MODE`` from its creation until just before it
+    is renamed into place, so it is known for the dead commit's whatever its age.
+    libgit2's lock files look like any git's; they count as the dead commit's only
+    when it committed through libgit2 and they were made in the seconds after it
+    began (an operator's git that took a lock just then is the one case left).
+    """
+    git = root / ".git"
+    removed = []
+    for name in LOCKS:
+        try:
+            if os.stat(git / name).st_mode & 0o100:
+                (git / name).unlink()
+                removed.append(name)
+        except FileNotFoundError:
+            continue
+    try:
+        began = (git / INTENT).stat().st_mtime
+        how = (git / INTENT).read_text(errors="replace").split()[1:2]
+    except (FileNotFoundError, IndexError):
+        return removed
+    for name in LOCKS if how == ["libgit2"] else ():
+        try:
+            made = (git / name).stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if began - 1 <= made <= began + 5:
+            (git / name).unlink(missing_ok=True)
+            removed.append(name)
+    end_commit(git)
+    forget_state(root)
+    return removed
+
+
+def _make_lock(path: Path) -> int | None:
+    """Create a lock file (``O_EXCL``) marked as ctx's; its descriptor, or None when
+    another git holds it. ``_commit_lock`` renames it into place and only then
+    gives it its final mode, so up to the rename it is known for ctx's."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWN_MODE)
+    except FileExistsError:
+        return None
+
+
+def _commit_lock(fd: int, lock: Path, target: Path, content: bytes, before_rename=None) -> bool:
+    """Write ``content`` to the lock, rename it over ``target``, give it ``target``'s old
+    mode; False (lock removed) when ``before_rename`` says no. Closes ``fd``."""
+    mode = _mode_of(target)
+    try:
+        os.write(fd, content)
+        if before_rename is not None and not before_rename():
+            lock.unlink(missing_ok=True)
+            return False
+        os.replace(lock, target)
+        try:
+            os.fchmod(fd, mode)  # the same file, now in place
+        except OSError:
+            pass
+        return True
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        return 0o644
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        return _identity(os.stat(path))
+    except FileNotFoundError:
+        return None
+
+
+def _sha(kind: bytes, body: bytes) -> tuple[str, bytes]:
+    data = kind + b" %d\0" % len(body) + body
+    return hashlib.sha1(data).hexdigest(), data
+
+
+def _write_object(git: Path, sha: str, data: bytes) -> int:
+    """A loose object; returns its size on disk (0 when it existed already)."""
+    folder = git / "objects" / sha[:2]
+    path = folder / sha[2:]
+    if path.exists():
+        return 0
+    packed = zlib.compress(data, 1)
+    tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
+    for attempt in range(20):
+        # a background `git gc` removes object directories it has emptied: make it again
+        folder.mkdir(exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            break
+        except FileNotFoundError:
+            if attempt == 19:
+                raise
+    try:
+        os.write(fd, packed)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)  # the directory holds our file now: gc leaves it be
+    return len(packed)
+
+
+def _tree_bytes(entries: list[list[str]]) -> bytes:
+    def order(item: list[str]) -> bytes:
+        return item[1].encode() + (b"/" if item[0] == "40000" else b"")
+    return b"".join(b"%s %s\0%s" % (mode.encode(), name.encode(), bytes.fromhex(sha))
+                    for mode, name, sha in sorted(entries, key=order))
+
+
+def _versioned(root: Path) -> dict[str, list[int]]:
+    """Identity of every file ctx versions, as it is on disk now."""
+    out = {}
+    for name in ("RULES.md", ".gitignore", ".gitattributes", "config.json"):
+        found = _stat(root / name)
+        if found is not None:
+            out[name] = found
+    for folder, test in (("memory", lambda n: n.endswith(".json") and not n.startswith(".")),
+                         ("sessions", lambda n: True)):
+        try:
+            names = os.listdir(root / folder)
+        except FileNotFoundError:
+            continue
+        for name in names:
+            if test(name) and (root / folder / name).is_file():
+                out[f"{folder}/{name}"] = _identity(os.stat(root / folder / name))
+    return out
+
+
+# --- the state ctx's last commit left -------------------------------------------------
+
+def _global_configs() -> list:
+    home = Path(os.path.expanduser("~"))
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return [_stat(home / ".gitconfig"), _stat(xdg / "git" / "config")]
+
+
+def save_state(root: Path, head: str, root_tree: list[list[str]], memory_tree: list[list[str]],
+               blobs: dict[str, str], operator: list[str] | None = None) -> None:
+    """Record the repository as a commit just left it (called by either way of committing)."""
+    git = root / ".git"
+    files = _versioned(root)
+    if set(files) - set(blobs):
+        return  # a versioned file git does not hold: let libgit2 look next time
+    state = {"head": head, "root": root_tree, "memory": memory_tree, "index": _stat(git / "index"),
+             "config": _stat(git / "config"), "global": _global_configs(), "operator": operator,
+             "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
+    path = git / STATE
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".state.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state))
+    os.replace(tmp, path)
+
+
+def forget_state(root: Path) -> None:
+    (root / ".git" / STATE).unlink(missing_ok=True)
+
+
+def load_state(root: Path) -> dict | None:
+    """The recorded state, if the repository is still exactly as it says; else None."""
+    git = root / ".git"
+    if git.is_symlink() or not git.is_dir():
+        return None  # libgit2's way refuses it with a clear message
+    try:
+        state = json.loads((git / STATE).read_text())
+        if (git / "HEAD").read_text() != "ref: refs/heads/main\n":
+            return None
+        if head_id(root) != state["head"]:
+            return None
+    except (OSError, ValueError, KeyError):
+        return None
+    if any((git / name).exists() for name in ("index.lock", "MERGE_HEAD", "refs/heads/main.lock")):
+        return None
+    if _stat(git / "index") != state["index"] or _stat(git / "config") != state["config"]:
+        return None
+    if state.get("global") != _global_configs():
+        return None
+    on_disk = _versioned(root)
+    if on_disk != state["files"]:
+        return None
+    racy = time.time_ns() - RACY_NS
+    for path, ident in on_disk.items():  # changed within the clock's tick: compare the bytes
+        if ident[1] >= racy or ident[1] >= state["written"] - RACY_NS:
+            if _sha(b"blob", (root / path).read_bytes())[0] != state["blobs"].get(path):
+                return None
+    return state
+
+
+# --- the index -----------------------------------------------------------------------
+
+def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
+    index = git / "index"
+    data = index.read_bytes()
+    if data[:4] != b"DIRC" or struct.unpack(">I", data[4:8])[0] != 2:
+        return False
+    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        return False
+    count = struct.unpack(">I", data[8:12])[0]
+    offset, target = 12, path.encode()
+    found = None
+    for _ in range(count):
+        flags = struct.unpack(">H", data[offset + 60:offset + 62])[0]
+        name_len = flags & 0xFFF
+        name = data[offset + 62:offset + 62 + name_len]
+        size = (62 + name_len + 8) // 8 * 8
+        if name == target:
+            found = offset
+        offset += size
+    if found is None:
+        return False
+    fields = struct.pack(">IIIIIIIIII", int(st.st_ctime) & 0xFFFFFFFF, st.st_ctime_ns % 1_000_000_000,
+                         int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000,
+                         st.st_dev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, 0o100644,
+                         st.st_uid & 0xFFFFFFFF, st.st_gid & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
+    body = data[:found] + fields + bytes.fromhex(sha) + data[found + 60:offset]  # extensions dropped
+    body += hashlib.sha1(body).digest()
+    lock = git / "index.lock"
+    fd = _make_lock(lock)
+    if fd is None:
+        return False  # another git's: left alone
+    try:
+        return _commit_lock(fd, lock, index, body)
+    except OSError:
+        return False  # the lock (ours) is removed
+
+
+# --- the commit ----------------------------------------------------------------------------
+
+def commit_store(root: Path, state: dict, store_path: str, content: bytes, message: str,
+                 name: str, email: str) -> tuple[str, int] | None:
+    """Commit one store file's new ``content``; (commit id, loose bytes) or None to fall back."""
+    git = root / ".git"
+    file_name = store_path.split("/", 1)[1]
+    if store_path not in state["files"] or not any(e[1] == file_name for e in state["memory"]):
+        return None  # a file new to git: libgit2 adds it
+    for text in (name, email):
+        if any(c in text for c in "<>\n\0"):
+            return None
+    blob, blob_data = _sha(b"blob", content)
+    memory = [[m, n, blob if n == file_name else s] for m, n, s in state["memory"]]
+    memory_sha, memory_data = _sha(b"tree", _tree_bytes(memory))
+    root_tree = [[m, n, memory_sha if n == "memory" else s] for m, n, s in state["root"]]
+    root_sha, root_data = _sha(b"tree", _tree_bytes(root_tree))
+    now = int(time.time())
+    person = f"{name} <{email}> {now} +0000".encode()
+    body = (b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n" % (root_sha.encode(), state["head"].encode(),
+                                                                   person, person)) + message.encode()
+    commit, commit_data = _sha(b"commit", body)
+    written = 0
+    for sha, data in ((blob, blob_data), (memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
+        written += _write_object(git, sha, data)
+    st = os.stat(root / store_path)
+    if _identity(st)[0] != len(content):
+        return None
+    ref = git / "refs" / "heads" / "main"  # a loose ref wins over packed-refs
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    lock = ref.with_name("main.lock")
+    begin_commit(git)
+    fd = _make_lock(lock)
+    if fd is None:
+        end_commit(git)
+        return None
+    try:
+        moved = _commit_lock(fd, lock, ref, commit.encode() + b"\n",
+                             before_rename=lambda: head_id(root) == state["head"])
+    except BaseException:
+        end_commit(git)
+        raise
+    if not moved:
+        end_commit(git)
+        return None
+    # The commit stands from here: what follows only keeps git's side files current,
+    # and a failure in it must not make the write look undone (libgit2 repairs them).
+    try:
+        subject = message.split("\n", 1)[0]
+        line = f"{state['head']} {commit} {name} <{email}> {now} +0000\tcommit: {subject}\n".encode()
+        for log in (git / "logs" / "HEAD", git / "logs" / "refs" / "heads" / "main"):
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "ab") as handle:
+                handle.write(line)
+        if _update_index(git, store_path, blob, st):
+            blobs = dict(state["blobs"], **{store_path: blob})
+            save_state(root, commit, root_tree, memory, blobs, state.get("operator"))
+        else:
+            forget_state(root)
+    except OSError:
+        forget_state(root)
+    end_commit(git)
+    return commit, written

@@ -1,0 +1,130 @@
+"""git's lock files around ctx's talks with remotes: recover, name, list.
+
+git (and libgit2) update a ref by creating ``<ref>.lock`` and renaming it
+over the ref; a process killed in between leaves the ``.lock`` and every
+later update of that ref fails. ctx fetches and pushes outside the context
+lock (the network can be slow), so a lock file found then may belong to a
+live process. To tell a dead ctx's lock files from a live one's, every fetch
+and push in a root runs under ``.git/ctx/remote.lock`` (``flock``: one at a
+time, released by the kernel when the process dies) and leaves an intent
+file, ``.git/ctx/remote-op``, while it runs. The next one that finds the
+intent knows the last one was killed: lock files under ``refs/remotes/``
+made since are its own, and are removed; so is the lock a push to a remote
+on a local path (a USB disk, a shared folder) left there, when it holds the
+very commit that push was sending (the intent names it). Any other lock file
+is named in a one-line error and in ``ctx doctor``, never removed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from ctx.errors import GitError
+from ctx.storage.lock import wait_for_flock
+
+FLOCK = "ctx/remote.lock"
+INTENT = "ctx/remote-op"
+WAIT_SECONDS = 600.0  # another ctx's fetch or push of a big context over a slow link
+_FAILED_TO_LOCK = re.compile(r"failed to (?:lock|create locked) file '([^']+)'|'([^']+\.lock)': File exists")
+
+
+def _wait_seconds() -> float:
+    try:
+        return float(os.environ.get("CTX_REMOTE_WAIT_SECONDS", WAIT_SECONDS))
+    except ValueError:
+        return WAIT_SECONDS
+
+
+@dataclass
+class RemoteOperation:
+    removed: list[str]  # lock files of a killed earlier operation, removed
+    fd: int  # holds the flock: pass it to a child (``pass_fds``) so a killed ctx's git keeps it
+
+
+@contextmanager
+def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iterator[RemoteOperation]:
+    """Hold the remote flock for one fetch or push (``pushing``: the remote's URL and
+    the commit sent). A ``git`` child given the descriptor holds the flock until it
+    exits, so a ctx killed while its git runs on leaves no window for recovery."""
+    git = root / ".git"
+    (git / "ctx").mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        wait_for_flock(fd, _wait_seconds(), "another ctx is fetching from or pushing to a remote in this "
+                       "context; gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
+        removed = recover(git)
+        intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
+        (git / INTENT).write_text(intent)
+        yield RemoteOperation(removed, fd)
+        # only after success: a git that failed or was stopped half-way (a timeout)
+        # may have left lock files, and the intent lets the next operation remove them
+        (git / INTENT).unlink(missing_ok=True)
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def recover(git: Path) -> list[str]:
+    """Remove the lock files a killed fetch or push left (call holding the flock)."""
+    try:
+        began = (git / INTENT).stat().st_mtime
+        intent = (git / INTENT).read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    candidates = sorted((git / "refs" / "remotes").rglob("*.lock"))
+    removed = [str(lock.relative_to(git)) for lock in candidates if _remove_if(lock, began)]
+    pushed = intent[1].split("\t") if len(intent) > 1 else []
+    if len(pushed) == 3 and pushed[0] == "push" and "://" not in pushed[1]:
+        remote = Path(pushed[1])
+        remote = remote / ".git" if (remote / ".git").is_dir() else remote
+        lock = remote / "refs" / "heads" / "main.lock"
+        if _remove_if(lock, began, holding=pushed[2]):
+            removed.append(str(lock))
+    (git / INTENT).unlink(missing_ok=True)
+    return removed
+
+
+def _remove_if(lock: Path, began: float, holding: str | None = None) -> bool:
+    """Remove ``lock`` when it was made since ``began`` (and, with ``holding``, names
+    that commit or nothing yet): the killed operation's own."""
+    try:
+        if lock.stat().st_mtime < began - 1:
+            return False
+        if holding is not None and lock.read_text(errors="replace").strip() not in ("", holding):
+            return False
+        lock.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def locked_file(text: str) -> str | None:
+    """The lock file a libgit2 error names, if it is about one."""
+    found = _FAILED_TO_LOCK.search(text)
+    return os.path.normpath(found.group(1) or found.group(2)) if found else None  # git says remote/./refs
+
+
+def lock_error(what: str, lock: str) -> GitError:
+    """The one-line error for a lock file in the way: what it is, what to do."""
+    return GitError(f"{what}: {lock} is in the way: a git command is updating that ref now, or one was "
+                    "interrupted and left it; if none is running, remove the file and run it again")
+
+
+def stale_locks(git_dir: Path, now: float | None = None) -> list[tuple[str, float]]:
+    """Every git lock file in a repository, with its age in seconds (for ``ctx doctor``)."""
+    now = time.time() if now is None else now
+    found = []
+    candidates = [git_dir / name for name in ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock")]
+    candidates += list((git_dir / "refs").rglob("*.lock")) if (git_dir / "refs").is_dir() else []
+    for path in candidates:
+        try:
+            age = now - path.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        found.append((str(path.relative_to(git_dir)), age))
+    return sorted(found)

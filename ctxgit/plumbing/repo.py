@@ -1,0 +1,386 @@
+"""The context root's own repository: open, create, identities, one commit.
+
+The repository is always opened by explicit path with ``NO_SEARCH``: a root
+inside a project checkout never commits to the project, and ``GIT_DIR`` or
+``GIT_WORK_TREE`` in the caller's environment are ignored (libgit2 reads
+them only with ``FROM_ENV``, which ctx never passes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+import pygit2
+from pygit2.enums import FileStatus, RepositoryOpenFlag
+
+from ctx.errors import CredentialRefused, GitError
+from hooks.unsafe_paths import IGNORE_LINES, forbidden
+
+BRANCH = "main"
+SYSTEM_NAME = "system"
+OPERATOR_NAME = "operator"
+EMAIL_DOMAIN = "ctx.invalid"
+MANAGED_PREFIXES = ("memory/", "sessions/")
+MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
+RETRY_SECONDS = 10.0
+
+T = TypeVar("T")
+
+
+def is_managed(path: str) -> bool:
+    """Files ctx versions: RULES.md, .gitignore/.gitattributes, stores, summaries."""
+    if forbidden(path):
+        return False
+    if path in MANAGED_FILES:
+        return True
+    if path.startswith("memory/"):
+        return path.endswith(".json") and path.count("/") == 1
+    return path.startswith("sessions/")
+
+
+def open_repo(root: Path) -> pygit2.Repository | None:
+    """The root's own repository, or None when the root has none."""
+    dot_git = root / ".git"
+    if not dot_git.exists() and not dot_git.is_symlink():
+        return None
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        raise GitError(f"{dot_git} is not a directory: ctx commits only to the context root's own "
+                       "repository, never through a link or a gitdir file")
+    try:
+        repo = pygit2.Repository(str(root), RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError as exc:
+        raise GitError(f"{root}/.git: not a usable repository ({exc})") from None
+    workdir = repo.workdir
+    if workdir is None or Path(workdir).resolve() != root.resolve():
+        raise GitError(f"{root}/.git belongs to another work tree ({workdir}); "
+                       "ctx commits only to the context root's own repository")
+    return repo
+
+
+_TEMPLATE_NAMES = {"HEAD", "config", "description", "info", "hooks", "objects", "refs", "branches"}
+
+
+def half_made(root: Path) -> bool:
+    """True when ``root/.git`` is what ``git init`` leaves when killed part-way: a
+    directory that does not open as a repository and holds nothing but the template
+    (no object, ref, index, log or ctx state), so making it again loses nothing."""
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        return False
+    try:
+        pygit2.Repository(str(root), RepositoryOpenFlag.NO_SEARCH)
+        return False
+    except pygit2.GitError:
+        pass
+    for top in os.scandir(dot_git):
+        name = top.name[:-5] if top.name.endswith(".lock") else top.name  # config.lock: killed writing it
+        if name not in _TEMPLATE_NAMES:
+            return False
+        if top.name in ("objects", "refs") and top.is_dir(follow_symlinks=False):
+            for _, _, files in os.walk(top.path):
+                if files:
+                    return False
+    return True
+
+
+def clear_half_made(root: Path) -> bool:
+    """Remove a ``.git`` a killed first write left half made (call under the context
+    lock); True when one was removed, so the next write makes the repository again."""
+    if not half_made(root):
+        return False
+    import shutil
+    shutil.rmtree(root / ".git")
+    return True
+
+
+def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
+    """Open or create the repository (branch ``main``); returns it and the
+    files this call created or repaired (.gitignore), to commit with the next write."""
+    repo = open_repo(root)
+    if repo is None:
+        try:
+            repo = pygit2.init_repository(str(root), initial_head=BRANCH)
+        except pygit2.GitError as exc:
+            raise GitError(f"cannot create a repository in {root}: {exc}") from None
+        from hooks.install import install
+        install(root)
+    touched = []
+    if ensure_gitignore(root):
+        touched.append(".gitignore")
+    if ensure_gitattributes(root):
+        touched.append(".gitattributes")
+    ensure_merge_driver(repo)
+    return repo, touched
+
+
+ATTRIBUTES_LINE = "memory/*.json merge=ctx"
+
+
+def driver_command() -> str:
+    """``ctx merge-driver %O %A %B %P``, by this installation's ``ctx`` script when it has one."""
+    import shlex
+    import sys
+    script = Path(sys.executable).parent / "ctx"
+    program = shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m ctx"
+    return f"{program} merge-driver %O %A %B %P"
+
+
+def _driver_works(command: str) -> bool:
+    import shlex
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    return "merge-driver" in command and os.access(program, os.X_OK)
+
+
+def ensure_gitattributes(root: Path) -> bool:
+    """Route store files through ctx's merge driver in a plain ``git merge``."""
+    return _ensure_lines(root / ".gitattributes", (ATTRIBUTES_LINE,))
+
+
+def ensure_merge_driver(repo: pygit2.Repository) -> None:
+    """git silently falls back to a line merge without the driver's config: keep it set."""
+    try:
+        config = repo.config
+        if "merge.ctx.name" not in config:
+            config["merge.ctx.name"] = "ctx entry-level merge of store files"
+        # set when missing or broken, never flipped between working installations
+        if "merge.ctx.driver" not in config or not _driver_works(config["merge.ctx.driver"]):
+            config["merge.ctx.driver"] = driver_command()
+    except (pygit2.GitError, OSError):
+        pass
+
+
+def ensure_gitignore(root: Path) -> bool:
+    """Add the ignore lines ctx needs, keeping every other line; True if changed."""
+    return _ensure_lines(root / ".gitignore", IGNORE_LINES, "# ctx: local state that is never committed\n")
+
+
+def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "") -> bool:
+    """Append the ``lines`` a file lacks, keeping every other line; True if it changed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in lines if line not in present]
+    if not missing:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text = (text or header) + "".join(line + "\n" for line in missing)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
+# --- identities -------------------------------------------------------------------
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+
+
+def _clean(text: str) -> str:
+    """git refuses '<', '>' and line breaks in a name or an email."""
+    return re.sub(r"[<>\x00-\x1f]+", " ", text).strip()
+
+
+def _signature(name: str, email: str) -> pygit2.Signature:
+    # explicit time: libgit2's clock may lag Python's by a few ms, and a commit must
+    # never be dated before the entry timestamp it records
+    return pygit2.Signature(_clean(name) or OPERATOR_NAME, _clean(email) or f"{OPERATOR_NAME}@{EMAIL_DOMAIN}",
+                            int(time.time()), 0)
+
+
+def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
+    """Author and committer of a write: CTX_AUTHOR, else the operator's git identity.
+
+    Never fails: without a configured identity the operator is ``operator``.
+    """
+    if author:
+        email = (os.environ.get("CTX_AUTHOR_EMAIL") or "").strip() or f"{_slug(author)}@{EMAIL_DOMAIN}"
+        return _signature(author, email)
+    name = email = None
+    if repo is not None:
+        try:
+            config = repo.config
+            name = config["user.name"] if "user.name" in config else None
+            email = config["user.email"] if "user.email" in config else None
+        except (pygit2.GitError, KeyError, ValueError):
+            pass
+    name = (name or "").strip() or OPERATOR_NAME
+    email = (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
+    return _signature(name, email)
+
+
+def system_signature() -> pygit2.Signature:
+    return _signature(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
+
+
+# --- committing -------------------------------------------------------------------
+
+def _retry(action: Callable[[], T], what: str) -> T:
+    """Run ``action``, waiting while another git holds a lock file (index.lock…)."""
+    deadline = time.monotonic() + float(os.environ.get("CTX_GIT_RETRY_SECONDS", RETRY_SECONDS))
+    pause = 0.01
+    while True:
+        try:
+            return action()
+        except (pygit2.GitError, OSError) as exc:  # a locked ref comes as OSError
+            message = str(exc)
+            # another git's lock file, or an object directory a background gc just removed
+            transient = "lock" in message.lower() or "no such file" in message.lower()
+            if not transient or time.monotonic() >= deadline:
+                raise GitError(f"{what}: {message}") from None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def _wait_for_index(git_dir: Path) -> None:
+    """Wait while another git holds ``index.lock``; then fail clearly, having changed nothing."""
+    lock = git_dir / "index.lock"
+    deadline = time.monotonic() + float(os.environ.get("CTX_GIT_RETRY_SECONDS", RETRY_SECONDS))
+    pause = 0.01
+    while lock.exists():
+        if time.monotonic() >= deadline:
+            raise GitError(f"another git holds {lock} (a commit or add in progress?); "
+                           "nothing was written: try again when it is done")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def dirty_paths(repo: pygit2.Repository) -> list[str]:
+    """Managed files whose content on disk differs from HEAD (or the index)."""
+    status = repo.status(untracked_files="all", ignored=False)
+    return sorted(path for path, flags in status.items()
+                  if flags != FileStatus.CURRENT and not flags & FileStatus.IGNORED
+                  and is_managed(path))
+
+
+def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
+    if repo.head_is_unborn:
+        return None
+    return repo.head.peel(pygit2.Commit)
+
+
+def added_lines(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
+                ) -> dict[str, list[tuple[int, str]]]:
+    """The lines ``new`` adds over ``old``, by path (libgit2's diff, in C)."""
+    diff = repo.diff(old, new, context_lines=0) if old is not None else new.diff_to_tree(swap=True)
+    out: dict[str, list[tuple[int, str]]] = {}
+    for patch in diff:
+        if patch.delta.is_binary:
+            continue
+        rows = out.setdefault(patch.delta.new_file.path, [])
+        for hunk in patch.hunks:
+            rows += [(line.new_lineno, line.content.rstrip("\n")) for line in hunk.lines
+                     if line.origin == "+"]
+    return out
+
+
+def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree,
+                       exempt: frozenset[str] = frozenset()) -> None:
+    """The in-process pre-commit check: no commit may add a credential that is new.
+
+    A secret the parent commit already held (an entry stored with ``--force``
+    and amended since) is not new; ``exempt`` names entries (``store/key``)
+    whose credentials this write was told to keep (``--force``).
+    """
+    from hooks.scanner import is_store_path, scan_lines, scan_store_text, scan_text
+    hits = []
+    for path, lines in added_lines(repo, old, new).items():
+        if path in exempt:  # a file this write was told to keep as it is (--force)
+            continue
+        found = scan_lines(path, lines)
+        if not found:
+            continue
+        before = _blob_text(repo, old, path)
+        if before:
+            known = {h.finding.secret for h in
+                     (scan_store_text(path, before) if is_store_path(path) else scan_text(path, before))}
+            found = [h for h in found if h.finding.secret not in known]
+        if found and is_store_path(path):
+            # name the entry: store/key and field, so the fix is one `ctx delete`
+            named = {h.finding.secret: h for h in scan_store_text(path, _blob_text(repo, new, path))}
+            found = [named.get(h.finding.secret, h) for h in found]
+            found = [h for h in found if not (h.where and h.where.split()[0] in exempt)]
+        hits += found
+    if hits:
+        shown = "; ".join(h.describe() for h in hits[:3])
+        hint = ""
+        named = next((h.where.split()[0] for h in hits if h.where and "/" in h.where), None)
+        if named:
+            store, _, key = named.partition("/")
+            hint = f"; remove it with `ctx delete {key} --store {store}`"
+        raise CredentialRefused(f"refusing to commit a credential: {shown}{hint}", hits)
+
+
+def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> str:
+    if tree is None:
+        return ""
+    try:
+        return repo[tree[path].id].data.decode("utf-8", "replace")
+    except KeyError:
+        return ""
+
+
+def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
+                 author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
+                 scan: bool = True, exempt: frozenset[str] = frozenset(),
+                 extra_parents: list[str] | None = None) -> pygit2.Oid | None:
+    """``_commit_paths``, with libgit2's own errors said in ctx's words."""
+    try:
+        return _commit_paths(repo, paths, message, author, committer, scan=scan, exempt=exempt,
+                             extra_parents=extra_parents)
+    except pygit2.GitError as exc:
+        raise GitError(f"the repository refused the commit: {exc}") from None
+
+
+def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
+                 author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
+                 scan: bool = True, exempt: frozenset[str] = frozenset(),
+                 extra_parents: list[str] | None = None) -> pygit2.Oid | None:
+    """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
+
+    A forbidden path (the lock file, a temporary file) is never staged, and
+    is taken out of the index if a manual ``git add`` put it there. With
+    ``scan``, the lines the commit adds are checked for credentials first.
+    """
+    root = Path(repo.workdir)
+    index = repo.index
+    index.read(True)  # drop what an earlier, refused attempt staged in memory
+    for path in paths:
+        if forbidden(path):
+            continue
+        full = root / path
+        if full.is_file() and not full.is_symlink():
+            index.add(path)
+        elif path in index:
+            index.remove(path)
+    for entry in list(index):
+        if forbidden(entry.path):
+            index.remove(entry.path)
+    tree = index.write_tree()
+    parent = head_commit(repo)
+    if parent is not None and parent.tree_id == tree and not extra_parents:
+        _retry(index.write, "updating the index")
+        return None
+    if parent is None and len(repo[tree]) == 0:
+        return None
+    if scan:
+        refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree], exempt)
+    parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
+    _wait_for_index(Path(repo.path))  # no commit unless its index can follow it
+    oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
+                 "committing")
+    try:
+        _retry(index.write, "updating the index")
+    except GitError:
+        pass  # the commit stands; the next write finds the index behind and sets it right
+    return oid

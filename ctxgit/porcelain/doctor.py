@@ -1,0 +1,151 @@
+"""``ctx doctor``: find what is out of order in a context, and repair what is safe.
+
+Safe repairs: create the repository, add missing ``.gitignore`` lines, commit
+files changed outside ctx, take a committed lock file out of the index, pack
+loose objects. A store file that is not valid JSON is reported and left
+exactly as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctx.errors import GitError, StoreError
+from ctx.model import STORES
+from ctx.context import Context
+from ctx.storage.files import incomplete_message, read_store
+from ctx.storage.lock import context_lock
+from hooks.unsafe_paths import IGNORE_LINES, forbidden
+
+from ctxgit.plumbing import pack
+from ctxgit.recorder import broken_store
+from ctxgit.plumbing.locks import stale_locks
+from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
+
+LOOSE_WARN_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Finding:
+    problem: str
+    repaired: bool = False
+    fixable: bool = True
+    kind: str = ""
+
+    def line(self) -> str:
+        mark = "repaired" if self.repaired else ("needs attention" if not self.fixable else "repairable")
+        return f"[{mark}] {self.problem}"
+
+
+def loose_bytes(git_dir: Path) -> tuple[int, int]:
+    """The count and total size of loose objects."""
+    count = size = 0
+    objects = git_dir / "objects"
+    try:
+        folders = [d for d in os.scandir(objects) if len(d.name) == 2]
+    except FileNotFoundError:
+        return 0, 0
+    for folder in folders:
+        for item in os.scandir(folder.path):
+            count += 1
+            size += item.stat().st_size
+    return count, size
+
+
+def _lock_findings(repo) -> list[Finding]:
+    """git lock files in the root's repository and in local-path remotes: a lock a
+    killed git left blocks every later update of its ref, so each is named."""
+    places = [(Path(repo.path), ".git/")]
+    for remote in repo.remotes:
+        url = remote.url or ""
+        if "://" not in url and Path(url).is_dir():
+            git_dir = Path(url) / ".git" if (Path(url) / ".git").is_dir() else Path(url)
+            places.append((git_dir, f"{git_dir}/"))
+    findings = []
+    for git_dir, shown in places:
+        for name, age in stale_locks(git_dir):
+            findings.append(Finding(f"lock file {shown}{name} ({_age(age)} old): a git command is using it, "
+                                    "or one was interrupted; if none is running, remove it", fixable=False,
+                                    kind=f"lock:{shown}{name}"))
+    return findings
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
+
+
+def examine(ctx: Context, repair: bool) -> list[Finding]:
+    root = ctx.root
+    findings: list[Finding] = []
+    if not root.is_dir():
+        return [Finding(f"no context root at {root} (run `ctx init`)", fixable=False, kind="root")]
+    for name in STORES:
+        try:
+            store = read_store(root, name)
+        except StoreError as exc:
+            findings.append(Finding(f"{exc}", fixable=False, kind=f"store:{name}"))
+            continue
+        if store.exists and store.data.get("type") != name:
+            findings.append(Finding(f"memory/{name}.json says its type is {store.data.get('type')!r}: "
+                                    "ctx will not write it", fixable=False, kind=f"type:{name}"))
+        if store.exists and store.data.get("version") != "1":
+            findings.append(Finding(f"memory/{name}.json has format version "
+                                    f"{store.data.get('version')!r}: read-only to ctx", fixable=False,
+                                    kind=f"version:{name}"))
+        if store.incomplete:
+            findings.append(Finding(incomplete_message(store), fixable=False, kind=f"fields:{name}"))
+    try:
+        repo = open_repo(root)
+    except GitError:
+        if not half_made(root):
+            raise
+        repo = None
+        findings.append(Finding(f"{root}/.git is not a repository but one half made by an interrupted "
+                                "first write; it holds nothing, and ctx makes it again", kind="repo"))
+    else:
+        if repo is None:
+            findings.append(Finding("the context root has no repository", kind="repo"))
+    if repo is not None:
+        text = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").exists() else ""
+        missing = [line for line in IGNORE_LINES if line not in {x.strip() for x in text.splitlines()}]
+        if missing:
+            findings.append(Finding(f".gitignore lacks {', '.join(missing)}", kind="gitignore"))
+        dirty = [p for p in dirty_paths(repo) if not broken_store(root, p)]
+        if dirty:
+            findings.append(Finding(f"changed outside ctx and not committed: {', '.join(dirty)}", kind="dirty"))
+        tracked = [e.path for e in repo.index if forbidden(e.path)]
+        if tracked:
+            findings.append(Finding(f"in the index but never to be committed: {', '.join(tracked)}",
+                                    kind="tracked"))
+        findings += _lock_findings(repo)
+        count, size = loose_bytes(Path(repo.path))
+        if size > LOOSE_WARN_BYTES:
+            findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)",
+                                    kind="loose"))
+    if repair and any(f.fixable for f in findings):
+        ctx._make_root()
+        with context_lock(root):
+            clear_half_made(root)
+            ctx.recorder.prepare()  # creates the repository, .gitignore lines, commits outside changes
+            ctx.recorder.settle("doctor: repository repaired", "doctor")
+            repo = open_repo(root)
+            if repo is not None and any(forbidden(e.path) for e in repo.index):
+                # commit_paths never stages a forbidden path and takes it out of the index
+                commit_paths(repo, [], "doctor: stop tracking local state\n\nCtx-Operation: doctor\n",
+                             system_signature())
+        remaining = {f.kind for f in examine(ctx, repair=False)}
+        for finding in findings:
+            finding.repaired = finding.fixable and finding.kind not in remaining
+        if repo is not None and "loose" in remaining:
+            started = pack.start_gc(root)
+            for finding in findings:
+                if finding.kind == "loose":
+                    finding.repaired = started  # packing runs in the background
+        for warning in ctx.warnings:
+            findings.append(Finding(warning.removeprefix("warning: "), fixable=False, kind="warning"))
+    return findings

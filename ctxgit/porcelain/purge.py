@@ -1,0 +1,181 @@
+"""``ctx purge``: remove one entry from the whole history, for a secret that slipped in.
+
+Every commit is rewritten with the entry cut out of its store file (the
+other entries' bytes stay exactly as they were), authors and dates kept,
+and any commit message that quoted the entry's value scrubbed. Then the old
+commits are made unreachable and pruned, so ``git log -p --all`` no longer
+finds the value. Remotes and old clones still hold it: the caller is told.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import SortMode
+
+from ctx.errors import GitError, NotFound
+from ctx.model import json_text
+from ctx.context import Context
+from ctx.storage.files import atomic_write
+from ctx.storage.lock import context_lock
+
+from ctxgit.plumbing.pack import clean_git_env
+from ctxgit.plumbing.repo import BRANCH, open_repo
+
+_DECODER = json.JSONDecoder()
+
+
+@dataclass
+class PurgeResult:
+    rewritten: int
+    old_head: str
+    new_head: str
+    pruned: bool
+    first: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def cut_entry(data: bytes, key: str) -> tuple[bytes, dict | None]:
+    """The store file's bytes without ``key``'s entry, and the entry removed.
+
+    Cuts the entry's own text out, so every other byte stays; a layout this
+    cannot read is parsed and rewritten as a last resort.
+    """
+    text = data.decode("utf-8")
+    needle = "\n    " + json.dumps(key, ensure_ascii=False) + ": "
+    marker = text.find('\n  "entries": {')
+    at = text.find(needle, marker) if marker >= 0 else -1
+    if at >= 0:
+        try:
+            entry, end = _DECODER.raw_decode(text, at + len(needle))
+        except ValueError:
+            entry = None
+        if isinstance(entry, dict):
+            if text[end:end + 1] == ",":
+                new = text[:at] + text[end + 1:]
+            elif text[at - 1:at] == ",":
+                new = text[:at - 1] + text[end:]
+            else:
+                new = text[:at] + text[end:]
+            try:
+                parsed = json.loads(new)
+                if key not in parsed.get("entries", {}):
+                    return new.encode("utf-8"), entry
+            except ValueError:
+                pass
+    parsed = json.loads(text)
+    entries = parsed.get("entries", {})
+    if key not in entries:
+        return data, None
+    removed = entries.pop(key)
+    return (json.dumps(parsed, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), removed
+
+
+def _quotes(entry: dict) -> set[str]:
+    """The texts of an entry that a commit message may have quoted."""
+    out = set()
+    for name in ("value", "derivation", "status_note"):
+        value = entry.get(name)
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else json_text(value)
+        out.add(text)
+        out.update(line for line in text.splitlines() if len(line) >= 8)
+        words = " ".join(text.split())
+        out.add(words)
+        out.update(words[:n] for n in range(8, min(len(words), 80) + 1, 1))
+    return {q for q in out if len(q) >= 6}
+
+
+def _replace_blob(repo: pygit2.Repository, tree: pygit2.Tree, path: str, blob: pygit2.Oid) -> pygit2.Oid:
+    head, _, rest = path.partition("/")
+    builder = repo.TreeBuilder(tree)
+    if rest:
+        sub = repo.get(tree[head].id)
+        builder.insert(head, _replace_blob(repo, sub, rest, blob), pygit2.enums.FileMode.TREE)
+    else:
+        builder.insert(head, blob, tree[head].filemode)
+    return builder.write()
+
+
+def purge(ctx: Context, key: str, store: str) -> PurgeResult:
+    root = ctx.root
+    path = f"memory/{store}.json"
+    with context_lock(root):
+        ctx.recorder.prepare()
+        repo = open_repo(root)
+        if repo is None or repo.head_is_unborn:
+            raise NotFound(f"the context at {root} has no history")
+        old_head = repo.head.target
+        commits = list(repo.walk(old_head, SortMode.TOPOLOGICAL | SortMode.REVERSE))
+        mapping: dict[pygit2.Oid, pygit2.Oid] = {}
+        cut_cache: dict[pygit2.Oid, pygit2.Oid] = {}
+        quotes: set[str] = set()
+        rewritten = 0
+        first = None
+        for commit in commits:
+            tree = commit.tree
+            new_tree_id = tree.id
+            try:
+                blob = tree[path]
+            except KeyError:
+                blob = None
+            if blob is not None:
+                if blob.id not in cut_cache:
+                    data, removed = cut_entry(blob.data, key)
+                    cut_cache[blob.id] = repo.create_blob(data) if removed is not None else blob.id
+                    if removed is not None:
+                        quotes |= _quotes(removed)
+                if cut_cache[blob.id] != blob.id:
+                    new_tree_id = _replace_blob(repo, tree, path, cut_cache[blob.id])
+            message = commit.message
+            for quote in sorted(quotes, key=len, reverse=True):
+                if quote in message:
+                    message = message.replace(quote, "[purged]")
+            parents = [mapping.get(p, p) for p in commit.parent_ids]
+            if new_tree_id == tree.id and message == commit.message and parents == list(commit.parent_ids):
+                mapping[commit.id] = commit.id
+                continue
+            first = first or str(commit.id)
+            mapping[commit.id] = repo.create_commit(None, commit.author, commit.committer, message,
+                                                    new_tree_id, parents)
+            rewritten += 1
+        if first is None:
+            raise NotFound(f"no entry {key!r} in {store!r} anywhere in the history")
+        new_head = mapping[old_head]
+        repo.references.create(f"refs/heads/{BRANCH}", new_head, force=True)
+        # the file on disk and the index follow the rewritten HEAD
+        disk = root / path
+        if disk.exists():
+            data, removed = cut_entry(disk.read_bytes(), key)
+            if removed is not None:
+                atomic_write(disk, data)
+        index = repo.index
+        index.read(True)
+        index.read_tree(repo[new_head].tree)
+        index.write()
+        pruned = _prune(root)
+    notes = ["remotes still hold the old commits: push with --force to replace them",
+             "clones made before now still hold the value: re-clone them"]
+    if not pruned:
+        notes.insert(0, "git was not found: the old objects stay on disk until `git gc --prune=now`")
+    return PurgeResult(rewritten, str(old_head), str(new_head), pruned, first, notes)
+
+
+def _prune(root: Path) -> bool:
+    git = shutil.which("git")
+    if git is None:
+        return False
+    for orig in ("ORIG_HEAD", "FETCH_HEAD"):
+        (root / ".git" / orig).unlink(missing_ok=True)
+    env = clean_git_env()
+    for args in (["reflog", "expire", "--expire=now", "--all"], ["gc", "--prune=now", "--quiet"]):
+        result = subprocess.run([git, "-C", str(root), *args], env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise GitError(f"git {' '.join(args)}: {result.stderr.strip()}")
+    return True

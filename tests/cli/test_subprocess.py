@@ -1,0 +1,117 @@
+"""ctx as a real process: the installed console script and ``python -m ctx``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from support.stores import read_entries, snapshot, store_path
+
+CTX = Path(sys.executable).parent / "ctx"
+
+
+def ctx(*args: str, author: str | None = None, module: bool = False,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("CTX_AUTHOR", None)
+    if author is not None:
+        env["CTX_AUTHOR"] = author
+    env.update(extra_env or {})
+    command = [sys.executable, "-m", "ctx"] if module else [str(CTX)]
+    return subprocess.run(command + list(args), env=env, capture_output=True, text=True,
+                          timeout=60, cwd=os.environ["HOME"])
+
+
+def test_console_script_is_installed():
+    assert CTX.is_file() and os.access(CTX, os.X_OK)
+
+
+@pytest.mark.parametrize("module", [False, True], ids=["script", "python-m"])
+def test_set_get_round_trip(root, module):
+    r = ctx("set", "k_round", "Grüße", "aus", "Köln", "--tag", "t", author="Agent One",
+            module=module)
+    assert r.returncode == 0, r.stderr
+    entry = read_entries(root)["k_round"]
+    assert entry["value"] == "Grüße aus Köln"
+    assert entry["author"] == "Agent One" and entry["source"] == "agent"
+    r = ctx("get", "k_round", "--json", module=module)
+    assert r.returncode == 0
+    assert json.loads(r.stdout)["entry"]["value"] == "Grüße aus Köln"
+    r = ctx("get", "k_round", module=module)
+    assert "Grüße aus Köln" in r.stdout
+
+
+def test_exit_statuses(root):
+    assert ctx("set", "k", "-5").returncode == 0
+    assert read_entries(root)["k"]["value"] == -5
+    r = ctx("get", "missing")
+    assert r.returncode == 1 and r.stderr.startswith("ctx: ") and r.stdout == ""
+    assert ctx("set", "k", "v", "--basis", "guessed").returncode == 2
+    assert ctx("set", "k", "a", "--tag", "x", "b").returncode == 2
+    r = ctx("set", "k_leak", "AKIA" + "ABCDEFGHIJKLMNOP")
+    assert r.returncode == 4 and "k_leak" not in read_entries(root)
+    raw = b"{ not json"
+    store_path(root, "agent").write_bytes(raw)
+    assert ctx("set", "k", "v", "--store", "agent").returncode == 3
+    assert store_path(root, "agent").read_bytes() == raw
+    assert "Traceback" not in r.stderr
+
+
+def test_python_m_version_and_help():
+    r = ctx("--version", module=True)
+    assert r.returncode == 0 and "ctx specification 1.0" in r.stdout
+    r = ctx("--help", module=True)
+    assert r.returncode == 0 and "~/ctx" in r.stdout
+
+
+def test_start_on_an_empty_root_exits_0(root):
+    r = ctx("start")
+    assert r.returncode == 0, r.stderr
+    assert "no session summary yet" in r.stdout
+    assert not root.exists()
+    root.mkdir()
+    r = ctx("start")
+    assert r.returncode == 0
+    assert snapshot(root) == {}
+
+
+def test_concurrent_writers_lose_nothing(root):
+    assert ctx("init").returncode == 0
+    failures: list[str] = []
+
+    def writer(name: str) -> None:
+        for i in range(10):
+            r = ctx("set", f"conc_{name}_{i:02d}", f"value {i}", author=name)
+            if r.returncode != 0:
+                failures.append(f"{name} {i}: {r.returncode} {r.stderr}")
+    threads = [threading.Thread(target=writer, args=(f"w{n}",)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not failures
+    found = read_entries(root)
+    assert sorted(k for k in found if k.startswith("conc_")) == sorted(
+        f"conc_w{n}_{i:02d}" for n in range(3) for i in range(10))
+    assert all(found[f"conc_w{n}_03"]["author"] == f"w{n}" for n in range(3))
+    assert not [n for n in os.listdir(root / "memory") if n.endswith(".tmp")]
+
+
+def test_concurrent_library_processes_lose_nothing(root):
+    script = ("import sys\nfrom ctx.context import Context\n"
+              "c = Context()\n"
+              "for i in range(10):\n"
+              "    c.set(f'lib_{sys.argv[1]}_{i:02d}', i, store='agent')\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)], cwd=os.environ["HOME"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in range(3)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    assert len([k for k in read_entries(root, "agent") if k.startswith("lib_")]) == 30

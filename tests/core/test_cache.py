@@ -1,0 +1,177 @@
+"""The index answers exactly what parsing the store files answers."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timezone
+
+import pytest
+
+from support.stores import make_entry, store_path
+from ctx.brief import build_brief, render_brief
+from ctx.storage.index import Index, index_path
+from ctx.model import STORES, parse_ts
+from ctx.context import Context
+from ctx.results import Filters
+
+WORDS = ["alpha", "Beta", "gamma", "DELTA", "émigré", "naïve", "x", "decision", "upload", "proxy"]
+TAGS = ["a", "b", "decision", "directive", "preference", "constraint", "c d"]
+
+
+def _random_store(rng: random.Random, n: int) -> dict:
+    entries = {}
+    for i in range(n):
+        second = rng.randint(0, 59)
+        stamp = rng.choice([f"2026-01-0{rng.randint(1, 9)}T10:00:{second:02d}Z",
+                            f"2026-01-01T10:00:{second:02d}.5Z", "not a time"])
+        value = rng.choice([" ".join(rng.choices(WORDS, k=rng.randint(1, 6))), 42, {"k": rng.choice(WORDS)},
+                            ["List", rng.choice(WORDS)], None, True])
+        entry = make_entry(value, source=rng.choice(["operator", "agent", "both"]),
+                           tags=rng.sample(TAGS, rng.randint(0, 3)), when=stamp)
+        if rng.random() < 0.3:
+            entry["status"] = rng.choice(["amended", "resolved", "superseded"])
+        if rng.random() < 0.2:
+            entry["scope"] = "session"
+        if rng.random() < 0.05:
+            entry.pop("scope")
+        key = rng.choice(["decision_", "k_", "pref_", "Key"]) + f"{i:03d}" + rng.choice(["", "é", "_x"])
+        entries[key] = entry
+    return entries
+
+
+def _write(root, rng, n=60):
+    for store in STORES:
+        path = store_path(root, store)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"type": store, "version": "1", "entries": _random_store(rng, n)},
+                                   indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def _filters(rng: random.Random) -> tuple[Filters, str | None, int | None]:
+    filters = Filters(store=rng.choice([None, *STORES]),
+                      tags=tuple(rng.sample(TAGS, rng.randint(0, 2))),
+                      source=rng.choice([None, "operator", "agent"]),
+                      status=rng.choice([None, "current", "amended", "resolved", "superseded"]),
+                      scope=rng.choice([None, "global", "session"]),
+                      since=rng.choice([None, parse_ts("2026-01-03"), parse_ts("2026-01-01T10:00:30Z")]),
+                      prefix=rng.choice([None, "decision", "k_0", "Key"]))
+    return filters, rng.choice([None, "", "a", "BETA", "é", "42", '"k":']), rng.choice([None, 0, 1, 5, 50])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_index_and_files_agree(root, run, seed):
+    rng = random.Random(seed)
+    assert run("set", "seed", str(seed)).exit_code == 0   # a repository, so the index can live in .git
+    _write(root, rng)
+    indexed, parsed = Context(root=root, cache="update"), Context(root=root, cache="off")
+    for _ in range(40):
+        filters, pattern, limit = _filters(rng)
+        assert [(r.store, r.key, r.entry) for r in indexed.select(filters, pattern, limit)] == \
+               [(r.store, r.key, r.entry) for r in parsed.select(filters, pattern, limit)]
+    assert index_path(root).exists()
+    now = datetime(2026, 1, 5, tzinfo=timezone.utc)
+    assert render_brief(build_brief(indexed, now=now)) == render_brief(build_brief(parsed, now=now))
+    for store in STORES:
+        for key in list(json.loads(store_path(root, store).read_text())["entries"])[:10]:
+            assert indexed.get(key, store) == parsed.get(key, store)
+    assert indexed.counts() == parsed.counts()
+
+
+def test_an_outside_write_is_always_noticed(root, run):
+    assert run("set", "k", "one").exit_code == 0
+    ctx = Context(root=root)
+    assert ctx.get("k")["value"] == "one"
+    path = store_path(root, "shared")
+    data = json.loads(path.read_text())
+    data["entries"]["k"]["value"] = "two"      # same size, written at once: a racy change
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    assert Context(root=root).get("k")["value"] == "two"
+
+
+def test_ctx_writes_keep_the_index_fresh(root, run):
+    assert run("set", "k", "one").exit_code == 0
+    assert run("get", "k").exit_code == 0
+    index = Index.open(root, writable=False)
+    assert index is not None and index.fresh(["shared"])
+    assert run("set", "k2", "two").exit_code == 0
+    index = Index.open(root, writable=False)
+    assert index.fresh(["shared"]) and index.get("shared", "k2")["value"] == "two"
+
+
+def test_a_broken_index_is_never_a_wrong_answer(root, run):
+    assert run("set", "k", "one").exit_code == 0
+    assert run("get", "k").exit_code == 0
+    index_path(root).write_bytes(b"this is not a database")
+    result = run("get", "k")
+    assert result.exit_code == 0 and "one" in result.stdout
+
+
+def test_full_text_search_needs_every_word_and_ranks_by_count(root, run):
+    for key, value in [("a", "upload proxy upload upload"), ("b", "upload proxy"), ("c", "upload only"),
+                       ("decision_proxy_upload", "x"), ("d", "uploads proxy")]:
+        assert run("set", key, value).exit_code == 0
+    result = run("search", "--full-text", "upload proxy", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["key"] for r in rows][:1] == ["a"] and rows[0]["score"] == 4
+    assert {r["key"] for r in rows} == {"a", "b", "decision_proxy_upload"}   # "uploads" is another word
+    # the same answer without the index
+    parsed = run("search", "--full-text", "upload proxy", "--json", env={"CTX_NO_CACHE": "1"})
+    assert json.loads(parsed.stdout) == rows
+
+
+def test_full_text_index_follows_outside_writes_and_reindex(root, run):
+    assert run("set", "k", "alpha beta").exit_code == 0
+    assert "shared/k" in run("search", "--full-text", "alpha").stdout
+    path = store_path(root, "shared")
+    data = json.loads(path.read_text())
+    data["entries"]["k"]["value"] = "gamma"
+    path.write_text(json.dumps(data, indent=2))
+    assert "shared/k" not in run("search", "--full-text", "alpha").stdout
+    assert "shared/k" in run("search", "--full-text", "gamma").stdout
+    result = run("reindex")
+    assert result.exit_code == 0 and "reindexed" in result.stdout
+    assert "shared/k" in run("search", "--full-text", "gamma").stdout
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_indexed_history_equals_walking_the_commits(root, run, seed):
+    from ctxgit.porcelain.history import history, walk_history
+    from ctxgit.plumbing.repo import open_repo
+    rng = random.Random(seed)
+    keys = ["a", "b", "c"]
+    for step in range(25):
+        key, store = rng.choice(keys), rng.choice(["shared", "agent"])
+        action = rng.random()
+        if action < 0.5:
+            run("set", key, f"value {step}", "--store", store, author=rng.choice(["A", "B"]))
+        elif action < 0.65:
+            run("delete", key, "--store", store)
+        elif action < 0.8:
+            run("amend", key, f"note {step}", "--store", store)
+        else:  # an outside edit, committed by the next write
+            path = store_path(root, store)
+            if path.exists():
+                data = json.loads(path.read_text())
+                data["entries"][key] = make_entry(f"outside {step}")
+                path.write_text(json.dumps(data, indent=2))
+        if step % 7 == 0:  # interleave reads, so the index is filled in several steps
+            for k in keys:
+                try:
+                    history(root, k, ["shared", "agent"])
+                except Exception:
+                    pass
+    run("set", "final", "x")
+    repo = open_repo(root)
+    for key in keys:
+        for stores in (["shared"], ["agent"], ["shared", "agent"]):
+            try:
+                walked = [(v.info.id, v.store, v.entry, v.created) for v in walk_history(repo, key, stores)]
+            except Exception as exc:  # NotFound
+                walked = type(exc).__name__
+            try:
+                indexed = [(v.info.id, v.store, v.entry, v.created) for v in history(root, key, stores)]
+            except Exception as exc:
+                indexed = type(exc).__name__
+            assert indexed == walked, (key, stores)

@@ -1,0 +1,109 @@
+"""ctx config (kept in <root>/config.json, each change one commit) and the
+store policy check of §3.1 that the write path calls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
+from ctx.features.config import check_store_policy, get_value
+from ctx.errors import InvalidArgument, StoreError
+from support.gitutil import commit_count, message, subject, tree_paths
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.output, result.stderr)
+    return result
+
+
+def test_default_is_off_and_reading_writes_nothing(run, root):
+    assert json.loads(ok(run("config", "--json")).stdout) == {"enforce-stores": False}
+    assert ok(run("config", "enforce-stores")).stdout == "enforce-stores = false\n"
+    assert not root.exists()
+
+
+def test_set_is_one_commit_and_setting_it_again_none(run, root):
+    ok(run("set", "k", "v"))
+    before = commit_count(root)
+    result = ok(run("config", "enforce-stores", "true"))
+    assert result.stdout == "enforce-stores = true\n"
+    assert json.loads((root / "config.json").read_text()) == {"enforce-stores": True}
+    assert commit_count(root) == before + 1
+    assert "config.json" in tree_paths(root)
+    assert subject(root) == "config enforce-stores: true"
+    assert "Ctx-Operation: config" in message(root)
+    again = ok(run("config", "enforce-stores", "true"))
+    assert "(unchanged)" in again.stdout
+    assert commit_count(root) == before + 1
+    ok(run("config", "enforce-stores", "false"))
+    assert get_value(root, "enforce-stores") is False
+    assert commit_count(root) == before + 2
+
+
+def test_unknown_keys_of_the_file_are_kept(run, root):
+    root.mkdir(parents=True)
+    (root / "config.json").write_text(json.dumps({"future-key": [1, 2]}))
+    ok(run("config", "enforce-stores", "on"))
+    assert json.loads((root / "config.json").read_text()) == {"future-key": [1, 2], "enforce-stores": True}
+
+
+@pytest.mark.parametrize("args, words", [
+    (("colour", "blue"), "unknown configuration key"),
+    (("colour",), "unknown configuration key"),
+    (("enforce-stores", "maybe"), "not a boolean"),
+])
+def test_bad_keys_and_values_are_usage_errors(run, root, args, words):
+    result = run("config", *args)
+    assert result.exit_code == 2 and words in result.stderr
+    assert not (root / "config.json").exists()
+
+
+def test_a_broken_config_file_is_reported_not_overwritten(run, root):
+    root.mkdir(parents=True)
+    (root / "config.json").write_text("{broken")
+    result = run("config", "enforce-stores", "true")
+    assert result.exit_code == 3 and "not valid JSON" in result.stderr
+    assert (root / "config.json").read_text() == "{broken"
+
+
+def enforce(root, on: bool = True) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text(json.dumps({"enforce-stores": on}))
+
+
+def test_policy_refuses_an_agent_writing_the_operator_store_without_source_operator(root):
+    enforce(root)
+    with pytest.raises(InvalidArgument, match="enforce-stores is on.*--source operator"):
+        check_store_policy(root, "operator", "Agent One", None)
+    with pytest.raises(InvalidArgument, match="source agent"):
+        check_store_policy(root, "operator", "Agent One", "agent")
+    with pytest.raises(InvalidArgument):
+        check_store_policy(root, "operator", "Agent One", "both")
+
+
+def test_policy_allows_everything_else(root):
+    enforce(root)
+    check_store_policy(root, "operator", "Agent One", "operator")  # the operator's own words
+    check_store_policy(root, "operator", None, None)               # the operator
+    check_store_policy(root, "operator", "   ", "agent")            # blank author: the operator
+    check_store_policy(root, "shared", "Agent One", None)
+    check_store_policy(root, "agent", "Agent One", "agent")
+
+
+def test_policy_is_off_by_default_and_when_turned_off(root, tmp_path):
+    check_store_policy(root, "operator", "Agent One", None)  # no root, no config: off
+    enforce(root, on=False)
+    check_store_policy(root, "operator", "Agent One", None)
+
+
+def test_policy_reads_the_config_only_when_it_could_refuse(root):
+    root.mkdir(parents=True)
+    (root / "config.json").write_text("{broken")
+    check_store_policy(root, "shared", "Agent One", None)  # not read
+    with pytest.raises(StoreError):
+        check_store_policy(root, "operator", "Agent One", None)
+    (root / "config.json").write_text(json.dumps({"enforce-stores": "yes"}))
+    with pytest.raises(StoreError, match="not valid"):
+        check_store_policy(root, "operator", "Agent One", None)

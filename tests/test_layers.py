@@ -1,0 +1,170 @@
+"""The layers of the code, checked by reading every import (README: "How it fits together").
+
+    ctx/cli/   the front door: the only place click (or ctx.cli) is imported
+    ctx/       the core: imports neither click, ctx.cli, ctxgit nor hooks
+    ctxgit/    git: never imports the front door
+    hooks/     credential scanning and guards: imports only the core
+
+Imports inside functions count as much as those at the top (they run, only
+later); those under ``if TYPE_CHECKING:`` are for the type checker and do
+not. No two modules may import each other, directly or through others, and
+no module may pass 600 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("ctx", "ctxgit", "hooks")
+MAX_LINES = 600
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and (
+        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
+
+
+def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """Every module name an import statement of ``tree`` reaches, outside TYPE_CHECKING blocks."""
+    names: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:
+        if _type_checking_only(node):
+            for child in node.orelse:  # the else branch of `if TYPE_CHECKING` runs
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            names.add(origin)
+            names.update(f"{origin}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+    visit(tree)
+    return names
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the modules of ctx, ctxgit and hooks it imports (and "click" when it does)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        targets = set()
+        for name in _imported_names(tree, module, path.name == "__init__.py"):
+            if name == "click" or name.startswith("click."):
+                targets.add("click")
+            elif name in MODULES and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+GRAPH = _graph()
+
+
+def _layer(module: str) -> str:
+    if module == "click":
+        return "click"
+    if module == "ctx.cli" or module.startswith("ctx.cli.") or module == "ctx.__main__":
+        return "front door"
+    return module.split(".")[0]  # ctx (the core), ctxgit, hooks
+
+
+FORBIDDEN = {
+    "ctx": {"click", "front door", "ctxgit", "hooks"},
+    "ctxgit": {"click", "front door"},
+    "hooks": {"click", "front door", "ctxgit"},
+    "front door": set(),
+}
+
+
+def test_the_graph_sees_the_imports_it_should():
+    """The reader itself: it finds imports at the top, inside functions, and not under
+    TYPE_CHECKING (a rule checked on an empty graph would pass whatever the code)."""
+    assert "click" in GRAPH["ctx.cli.app"]
+    assert "ctx.context" in GRAPH["ctxgit.recorder"] or "ctx.changes" in GRAPH["ctxgit.recorder"]
+    source = ("import os\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n    from ctxgit import recorder\n"
+              "def f():\n    from ctx.model import STORES\n    import click\n")
+    names = _imported_names(ast.parse(source), "ctx.example", False)
+    assert {"ctx.model", "click"} <= names and not any(n.startswith("ctxgit") for n in names)
+    relative = _imported_names(ast.parse("from .model import x\nfrom ..errors import y\n"),
+                               "ctx.storage.files", False)
+    assert {"ctx.storage.model", "ctx.errors"} <= relative
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_each_layer_imports_only_what_it_may(module):
+    layer = _layer(module)
+    wrong = sorted(t for t in GRAPH[module] if _layer(t) in FORBIDDEN[layer])
+    assert not wrong, f"{module} ({layer}) imports {', '.join(wrong)}"
+
+
+def test_no_import_cycles():
+    """Tarjan's strongly connected components: every one must be a single module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for target in GRAPH.get(node, ()):
+            if target == "click":
+                continue
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(GRAPH):
+        if module not in index:
+            connect(module)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_over_600_lines(module):
+    lines = MODULES[module].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{module} has {lines} lines"
