@@ -14,13 +14,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model
+from ctx.display import excerpt, local_time
 from ctx.errors import StoreError
-from ctx.storage.root import RULES_NAME
 from ctx.model import FOCUS_KEY, Entry
-from ctx.context import Context
 from ctx.results import Result
+from ctx.storage.root import RULES_NAME
 from ctx.summaries import newest_summary, open_items
-from ctx.display import excerpt, local_time  # noqa: F401  (re-exported: brief.excerpt)
+
+if TYPE_CHECKING:
+    from ctx.context import Context
 
 FOCUS_BOUND = 600
 INSTRUCTIONS = (12, 130)

@@ -65,7 +65,7 @@ class Outcome(_Record):
     ``files``: path -> content (None removes); ``parents``: extra commit parents
     (a merge); ``splice``: True when ``edits`` name every entry that changed and
     nothing else changed (not a merge), so only those entries' text is rewritten
-    (ctx/splice.py). ``raw``: store name -> the store file's new bytes, as the
+    (``ctx/storage/textlayout.py``). ``raw``: store name -> the store file's new bytes, as the
     mutation already serialized them (a merge) but for ``last_updated``, which is
     spliced in: the file is not serialized a second time.
     """

@@ -10,7 +10,6 @@ gives ``ctxgit.recorder.GitRecorder``); without one, writes are files only
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from contextlib import contextmanager
 
@@ -18,11 +17,11 @@ TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at 
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Iterator
 
-from ctx import model
+from ctx import model, settings
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound, StoreError
-from ctx.storage.root import LayoutReport, author_from_env, check_root, ensure_layout, resolve_root
+from ctx.storage.root import LayoutReport, check_root, ensure_layout
 from ctx.model import DEFAULT_STORE, STORES, Entry
-from ctx.results import Filters, Result, iter_entries, result_order
+from ctx.results import Filters, Result, result_order
 from ctx.recorder import NullRecorder
 from ctx.storage.files import (StoreFile, atomic_write, check_writable, parse_store, read_store, store_path,
                                write_store)
@@ -41,11 +40,11 @@ class Context:
                  cache: str = "update") -> None:
         """``cache``: "update" (reads may rebuild the index), "read" (use it only
         when it is fresh, write nothing: ``start``), or "off"."""
-        self.root = resolve_root() if root is None else Path(root)
-        self.author = author_from_env() if author is None else (author.strip() or None)
+        self.root = settings.home() if root is None else Path(root)
+        self.author = settings.author() if author is None else (author.strip() or None)
         self._recorder_factory = recorder_factory or NullRecorder.for_root
         self._recorder: Recorder | None = None
-        if os.environ.get("CTX_NO_CACHE", "").strip() not in ("", "0"):
+        if settings.flag("CTX_NO_CACHE"):
             cache = "off"
         self._cache_mode = cache
         self._cache = None
@@ -65,7 +64,7 @@ class Context:
         return self._recorder
 
     # --- reads -------------------------------------------------------------
-    # Each read asks the index (ctx/cache.py) first: fresh, it answers without
+    # Each read asks the index (ctx/storage/index.py) first: fresh, it answers without
     # parsing a store file; otherwise (no repository, stale and read-only,
     # SQLite trouble) the store files are parsed, as the spec describes.
 

@@ -49,25 +49,29 @@ def _later(a: Entry, b: Entry) -> bool:
     return _canonical(a) >= _canonical(b)
 
 
+_UNDECIDED = object()
+
+
+def _settled(base: Any, ours: Any, theirs: Any) -> Any:
+    """The three-way result when at most one side changed; ``_UNDECIDED`` when both did."""
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    return _UNDECIDED
+
+
 def _pick(base: Any, ours: Any, theirs: Any, winner_value: Any) -> tuple[Any, bool]:
     """Three-way pick of one value; True in the second place for a real conflict."""
-    if ours == theirs:
-        return ours, False
-    if ours == base:
-        return theirs, False
-    if theirs == base:
-        return ours, False
-    return winner_value, True
+    settled = _settled(base, ours, theirs)
+    return (winner_value, True) if settled is _UNDECIDED else (settled, False)
 
 
 def merge_entry(base: Entry | None, ours: Entry | None, theirs: Entry | None) -> tuple[Entry | None, bool]:
     """The merged entry (None: deleted) and whether both sides changed the value."""
-    if ours == theirs:
-        return ours, False
-    if ours == base:
-        return theirs, False
-    if theirs == base:
-        return ours, False
+    settled = _settled(base, ours, theirs)
+    if settled is not _UNDECIDED:
+        return settled, False
     if ours is None:
         return theirs, False  # deleted here, changed there: the change is kept
     if theirs is None:

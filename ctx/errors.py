@@ -1,6 +1,7 @@
 """Typed errors of the ctx core and git layer.
 
-The library raises these; only ``ctx/cli.py`` turns them into a one-line
+The core and the git layer raise these; only the front door (``ctx/cli/run.py``,
+with ``ctx/cli/exits.py``) turns them into a one-line
 message and an exit status (see ``ExitStatus`` there), in one place.
 """
 

@@ -1,6 +1,6 @@
 """The entry model of spec §3 and the value rules of §9.1, as pure functions.
 
-Nothing here touches the disk: the operations in ``ops.py`` read a store,
+Nothing here touches the disk: the operations in ``context.py`` read a store,
 call these functions to compute the new entry, and write it back. Keeping
 the field rules pure makes each MUST of §3/§4 testable on plain dicts.
 """

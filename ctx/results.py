@@ -4,15 +4,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from ctx import model
 from ctx.model import STORES, Entry
-from ctx.storage.files import StoreFile
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from typing import Iterable
+    from datetime import datetime
 
 
 class Result:
@@ -92,9 +89,3 @@ def result_order(result: Result) -> tuple:
     """Newest ``timestamp`` first, then store (operator, shared, agent), then key."""
     moment = model.ts_key(result.entry.get("timestamp"))
     return (-moment.timestamp(), STORES.index(result.store), result.key)
-
-
-def iter_entries(stores: Iterable[StoreFile]) -> Iterable[Result]:
-    for store in stores:
-        for key, entry in store.entries.items():
-            yield Result(store.name, key, entry)

@@ -5,22 +5,22 @@ changed on disk outside ctx, as ``system``) and ``record`` after the atomic
 store write (commit the write itself, as its author).
 
 Two ways to commit, one result: when the repository is exactly as ctx's
-last commit left it and the write changed one store file, ``fastgit``
+last commit left it and the write changed one store file, ``fastcommit``
 writes the commit in plain git formats without loading libgit2; otherwise
 libgit2 (pygit2) does, and repairs and records what it finds.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from ctx import settings
 from ctx.errors import CredentialRefused, GitError, StoreError
 from ctx.changes import Change
 from ctx.storage.files import parse_store
 from ctx.display import excerpt
 
-from ctxgit.plumbing import fastcommit as fastgit
+from ctxgit.plumbing import fastcommit
 
 SUBJECT_BOUND = 60
 STATUS_OF = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
@@ -107,11 +107,14 @@ class GitRecorder:
 
     def prepare(self) -> None:
         self._state = None
-        recovered = fastgit.recover(self.root)  # lock files a killed ctx commit left
+        # read before anything is written: a bad value stops the write, not its commit
+        settings.seconds("CTX_GIT_RETRY_SECONDS")
+        settings.byte_count("CTX_PACK_THRESHOLD")
+        recovered = fastcommit.recover(self.root)  # lock files a killed ctx commit left
         if recovered:
             self.warnings.append(f"warning: removed {', '.join(recovered)} left by an interrupted ctx commit")
-        if not os.environ.get("CTX_GIT_SLOW"):
-            self._state = fastgit.load_state(self.root)
+        if not settings.flag("CTX_GIT_SLOW"):
+            self._state = fastcommit.load_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
         from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
@@ -175,19 +178,19 @@ class GitRecorder:
                            [p for p in change.paths if not p.startswith("memory/")]) \
             if change.forced else frozenset()
         git = self.root / ".git"
-        fastgit.begin_commit(git, "libgit2")  # a killed process leaves this: fastgit.recover
+        fastcommit.begin_commit(git, "libgit2")  # a killed process leaves this: fastcommit.recover
         try:
             oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
                                scan=change.operation != "merge", exempt=exempt,
                                extra_parents=change.parents)
         finally:
-            fastgit.end_commit(git)
+            fastcommit.end_commit(git)
         try:  # the commit stands: bookkeeping that fails must not make the write look undone
             if oid is not None:
                 pack.after_commit(repo, oid)
             remember(repo)
         except OSError:
-            fastgit.forget_state(self.root)
+            fastcommit.forget_state(self.root)
 
     def _record_fast(self, change: Change) -> bool:
         """The commit without libgit2, for one changed store file; False to fall back."""
@@ -200,7 +203,7 @@ class GitRecorder:
         _refuse_new_secrets(change)
         name, email = (identity or author_identity(change.author))
         content = (self.root / paths[0]).read_bytes()
-        done = fastgit.commit_store(self.root, self._state, paths[0], content, message_for(change),
+        done = fastcommit.commit_store(self.root, self._state, paths[0], content, message_for(change),
                                     name, email)
         if done is None:
             return False
@@ -215,7 +218,7 @@ class GitRecorder:
 def author_identity(author: str) -> tuple[str, str]:
     """The name and email of a ``CTX_AUTHOR`` (email: ``CTX_AUTHOR_EMAIL`` or derived)."""
     import re
-    email = (os.environ.get("CTX_AUTHOR_EMAIL") or "").strip()
+    email = settings.text("CTX_AUTHOR_EMAIL")
     if not email:
         email = (re.sub(r"[^a-z0-9]+", "-", author.lower()).strip("-") or "agent") + "@ctx.invalid"
     clean = lambda text: re.sub(r"[<>\x00-\x1f]+", " ", text).strip()  # noqa: E731
@@ -249,7 +252,7 @@ def remember(repo) -> None:
     root = Path(repo.workdir)
     try:
         if repo.head_is_unborn or repo.head.name != "refs/heads/main":
-            fastgit.forget_state(root)
+            fastcommit.forget_state(root)
             return
         head = repo.head.peel(pygit2.Commit)
         tree = head.tree
@@ -259,16 +262,16 @@ def remember(repo) -> None:
         index = repo.index
         index.read(False)
         if any(index[p].id != _tree_blob(repo, tree, p) for p in (e.path for e in index)):
-            fastgit.forget_state(root)  # something is staged: not the state of a clean commit
+            fastcommit.forget_state(root)  # something is staged: not the state of a clean commit
             return
         blobs = {e.path: str(e.id) for e in index}
         config = repo.config
         operator = None
         if "user.name" in config and "user.email" in config:
             operator = [config["user.name"], config["user.email"]]
-        fastgit.save_state(root, str(head.id), root_tree, memory, blobs, operator)
+        fastcommit.save_state(root, str(head.id), root_tree, memory, blobs, operator)
     except (pygit2.GitError, KeyError, OSError, ValueError):
-        fastgit.forget_state(root)
+        fastcommit.forget_state(root)
 
 
 def _tree_blob(repo, tree, path: str):
@@ -280,7 +283,7 @@ def _tree_blob(repo, tree, path: str):
 
 def recorder_for(root: Path):
     """The recorder the front door hands ``Context``: git, unless ``CTX_NO_GIT`` turns it off."""
-    if os.environ.get("CTX_NO_GIT", "").strip() not in ("", "0"):
+    if settings.flag("CTX_NO_GIT"):
         from ctx.recorder import NullRecorder
         return NullRecorder()
     return GitRecorder(root)

@@ -92,11 +92,3 @@ def _hooks_path(root: Path) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return result.stdout.strip()
-
-
-def is_installed(root: Path) -> bool:
-    path = root / ".git" / "hooks" / "pre-commit"
-    try:
-        return MARKER in path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False

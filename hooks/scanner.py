@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ctx.credentials import Finding, scan
+from ctx.storage.textlayout import entry_line
 
 from hooks.unsafe_paths import forbidden
 
@@ -96,21 +97,13 @@ def scan_store_text(path: str, text: str) -> list[Hit]:
             hits += [Hit(path, 1, f, f"{store} (top-level {name})") for f in scan(_value_text(value))]
     for key, entry in entries.items():
         if not isinstance(entry, dict):
-            hits += [Hit(path, _line_of(text, key), f, f"{store}/{key}") for f in scan(_value_text(entry))]
+            hits += [Hit(path, entry_line(text, key), f, f"{store}/{key}") for f in scan(_value_text(entry))]
             continue
         for field in list(ENTRY_FIELDS) + [f for f in entry if f not in ENTRY_FIELDS]:
             if field in entry and entry[field] is not None:
                 for finding in scan(_value_text(entry[field])):
-                    hits.append(Hit(path, _line_of(text, key), finding, f"{store}/{key} {field}"))
+                    hits.append(Hit(path, entry_line(text, key), finding, f"{store}/{key} {field}"))
     return hits
-
-
-def _line_of(text: str, key: str) -> int:
-    """The line of an entry: its key at entry depth in ctx's layout, else the first mention."""
-    quoted = json.dumps(key, ensure_ascii=False) + ":"
-    at = text.find("\n    " + quoted)
-    at = at + 1 if at >= 0 else text.find(quoted)
-    return text.count("\n", 0, at) + 1 if at >= 0 else 1
 
 
 def is_store_path(path: str) -> bool:

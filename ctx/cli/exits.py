@@ -1,7 +1,9 @@
-"""Exit statuses of every command, and the one line an error prints (no click here).
+"""Exit statuses of every command, and the one line each kind of failure prints.
 
-Both front doors, click's (``cli.py``) and the fast one (``fastcli.py``),
-turn a library error into ``ctx: <message>`` on stderr and a status from here.
+The one owner of the error → message → exit status mapping: both doors
+(the fast parser and click's commands) run a command through
+``ctx.cli.run.invoke``, which turns what the core raises into a line from
+here and a status from ``ExitStatus``.
 """
 
 from __future__ import annotations
@@ -9,19 +11,20 @@ from __future__ import annotations
 from enum import IntEnum
 
 from ctx.errors import (Conflict, ContextRootError, CredentialRefused, CtxError, GitError, InvalidArgument,
-                     LockTimeout, NotFound, StoreError)
+                        LockTimeout, NotFound, StoreError)
 
 
 class ExitStatus(IntEnum):
     """Exit statuses (documented in ``ctx --help``)."""
 
     OK = 0
-    NOT_FOUND = 1
-    USAGE = 2          # click's own usage errors use 2 as well
+    NOT_FOUND = 1      # also: doctor and scan found something
+    USAGE = 2          # an invalid argument (click's usage errors use 2 as well)
     STORE = 3          # a store file ctx will not write, a bad context root
-    REFUSED = 4        # a credential refused (§11), a conflict
+    REFUSED = 4        # a credential refused (§11), a conflict, a remote's refusal
     BUSY = 5           # the lock or the repository stayed busy
-    FAILED = 6         # any other failed write
+    FAILED = 6         # any other failed write; an internal error
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as a shell reports it
 
 
 _EXIT_FOR = (
@@ -43,6 +46,10 @@ def exit_status_for(error: CtxError) -> ExitStatus:
     return ExitStatus.FAILED
 
 
+def error_line(error: CtxError) -> str:
+    return f"ctx: {error}"
+
+
 def os_error_line(error: OSError) -> str:
     return f"ctx: {error.strerror or error}: {error.filename or ''}".rstrip(": ")
 
@@ -50,3 +57,6 @@ def os_error_line(error: OSError) -> str:
 def internal_error_line(error: Exception) -> str:
     return (f"ctx: internal error: {type(error).__name__}: {error} "
             "(set CTX_DEBUG=1 for the traceback)")
+
+
+INTERRUPTED_LINE = "ctx: interrupted"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from ctx.errors import InvalidArgument
-from ctx.storage.root import author_from_env, resolve_root
+from ctx import settings
 from ctx.features.wire import TARGETS
 
 Ask = Callable[[str, str], str]
@@ -103,8 +103,8 @@ def run_setup(ask: Ask, *, harness: str | None = None, agent: str | None = None,
     ``harness`` is the one ctx runs in (the default of question 3), ``agent``
     the default name (else CTX_AUTHOR, else the harness's name).
     """
-    default_root = str(root or resolve_root())
-    default_agent = agent or author_from_env() or {"claude-code": "Claude", "codex": "Codex",
+    default_root = str(root or settings.home())
+    default_agent = agent or settings.author() or {"claude-code": "Claude", "codex": "Codex",
                                                    "gemini": "Gemini"}.get(harness or "", "Agent")
     answers = SetupAnswers(root=Path(), agent="")
     answers.root = _ask_until(ask, "Where should the context root go? (CTX_HOME)",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ctx.model import BASES, SCOPES, SOURCES, STATUSES
@@ -59,24 +58,24 @@ def entry_stats(context, store: str | None = None) -> Stats:
     return stats
 
 
-def repository_stats(root: Path) -> dict[str, Any] | None:
-    """Commits, authors (with counts), first and last commit dates; None without a repository."""
-    if not (root / ".git").is_dir():
+def repository_stats(commits: list[tuple[str, Any]] | None) -> dict[str, Any] | None:
+    """Commits, authors (with counts), first and last commit dates, from ``(author, time)``
+    pairs (the git layer reads them); None without a repository."""
+    if commits is None:
         return None
-    from ctxgit.porcelain.history import log
     from ctx.model import format_ts
-    rows = log(root)
-    authors = Counter(r.author for r in rows)
-    times = sorted(r.time for r in rows)
-    return {"commits": len(rows),
+    authors = Counter(author for author, _ in commits)
+    times = sorted(time for _, time in commits)
+    return {"commits": len(commits),
             "authors": _ordered(authors),
             "first": format_ts(times[0]) if times else None,
             "last": format_ts(times[-1]) if times else None}
 
 
-def stats(context, store: str | None = None) -> Stats:
+def stats(context, store: str | None = None, commits: list[tuple[str, Any]] | None = None) -> Stats:
+    """The entry counts, and the repository's from ``commits`` (None: no repository)."""
     result = entry_stats(context, store)
-    result.repository = repository_stats(context.root)
+    result.repository = repository_stats(commits)
     return result
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctx import settings
 from ctx.errors import InvalidArgument
 
 TARGETS = ("claude-code", "codex", "agents-md", "gemini", "launcher")
@@ -222,7 +223,7 @@ def plan(target: str, root: Path, *, agent: str | None = None, project: bool = F
     """What wiring ``target`` would change; reads only."""
     path = target_path(target, project)
     before = _read(path)
-    name = (agent or os.environ.get("CTX_AUTHOR") or "").strip() or DEFAULT_NAMES.get(target)
+    name = (agent or settings.author() or "").strip() or DEFAULT_NAMES.get(target)
     notes: list[str] = []
     if target == "claude-code":
         after, notes = with_hook(before or "", hook_command(root, only_under), timeout)

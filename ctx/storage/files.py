@@ -2,9 +2,11 @@
 
 A store file is read whole into a ``StoreFile``; its top-level keys and the
 fields of its entries that ctx does not know are carried through every
-write untouched. Writes go to a unique temporary file in ``memory/`` that
-is fsynced and renamed over the old file, so a crash leaves the old file or
-the new one. The lock is in ``lock.py``.
+write untouched. The bytes (§8.2's layout, the serializer, the splice that
+rewrites only the entries a write changed) are ``textlayout.py``'s. Writes
+go to a unique temporary file in ``memory/`` that is fsynced and renamed
+over the old file, so a crash leaves the old file or the new one. The lock
+is in ``lock.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 from ctx.errors import ContextRootError, StoreError
 from ctx.model import Entry
+from ctx.storage.textlayout import serialize, splice, unique_by_layout  # writers take serialize from here
 
 FORMAT_VERSION = "1"
 REQUIRED_FIELDS = frozenset(("value", "source"))  # §3.3: without them an entry says nothing, or nobody
@@ -139,12 +142,10 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
     """A top-level key or entry key the file names twice (``json.loads`` keeps the last
     silently, and a write would drop the other), described; None when there is none.
 
-    In ctx's own layout (§8.2, two-space indent) every top-level key starts a line
-    with two spaces and every entry key a line with four, and no JSON string holds a
-    raw newline: when those counts match the parsed objects there is no duplicate,
-    and the full check (a second parse) is skipped.
+    When ctx's own layout shows there is none (``textlayout.unique_by_layout``), the
+    full check (a second parse) is skipped.
     """
-    if raw.count(b'\n  "') == len(data) and raw.count(b'\n    "') == len(entries):
+    if unique_by_layout(raw, len(data), len(entries)):
         return None
     doubled: dict[int, str] = {}
     keep: list[dict] = []
@@ -204,13 +205,6 @@ def incomplete_message(store: StoreFile) -> str:
     more = f" (and {len(store.incomplete) - 1} more)" if len(store.incomplete) > 1 else ""
     return (f"{store.path}: entry {key!r}{more} lacks {missing}, which §3.3 requires; "
             "ctx reads it but will not write this file until it is fixed by hand")
-
-
-def serialize(data: dict[str, Any]) -> bytes:
-    """Two-space indentation, entries in stored order, non-ASCII as itself (§8.2):
-    ``json.dumps(data, indent=2, ensure_ascii=False)``, written by ``ctx/dump.py``."""
-    from ctx.storage.textlayout import dumps
-    return (dumps(data) + "\n").encode("utf-8")
 
 
 def _temporary(directory: Path, name: str) -> tuple[int, str]:
@@ -281,12 +275,11 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
 
     With ``edits`` (``(key, before, after)`` for every entry that changed, and
     nothing else changed but ``last_updated``), only those entries' text is
-    rewritten (``splice.py``); otherwise the whole file is serialized.
+    rewritten (``textlayout.splice``); otherwise the whole file is serialized.
     """
     check_writable(store)
     content = None
     if edits is not None and store.raw:
-        from ctx.storage.textlayout import splice
         content = splice(store.raw, edits, store.data.get("last_updated"))
         if content is not None and not _spliced_right(content, store, edits):
             content = None  # a layout the splice misread: write the whole file instead

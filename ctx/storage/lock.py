@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at 
 if TYPE_CHECKING:
     from typing import Iterator
 
+from ctx import settings
 from ctx.errors import ContextRootError, LockTimeout, StoreError
 from ctx.storage.files import FILE_MODE
 
@@ -22,13 +23,6 @@ LOCK_NAME = ".lock"
 
 _held: dict[str, int] = {}
 _held_guard = threading.RLock()
-
-
-def _lock_timeout() -> float:
-    try:
-        return float(os.environ.get("CTX_LOCK_TIMEOUT", "60"))
-    except ValueError:
-        return 60.0
 
 
 def wait_for_flock(fd: int, timeout: float, gave_up: str) -> None:
@@ -78,7 +72,7 @@ def context_lock(root: Path, timeout: float | None = None) -> Iterator[None]:
     except OSError as exc:
         raise ContextRootError(f"cannot open the lock {path}: {exc.strerror}") from None
     try:
-        wait_for_flock(fd, _lock_timeout() if timeout is None else timeout,
+        wait_for_flock(fd, settings.seconds("CTX_LOCK_TIMEOUT") if timeout is None else timeout,
                        f"another writer holds {path}; gave up waiting (set CTX_LOCK_TIMEOUT to wait longer)")
         with _held_guard:
             _held[ident] = 1

@@ -1,18 +1,15 @@
-"""The context root (§8.1), its environment (§9.2) and RULES.md (§6)."""
+"""The context root (§8.1) and RULES.md (§6); where the root is comes from
+``settings.home()`` (§9.2)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
-if TYPE_CHECKING:
-    from typing import Mapping
 
 from ctx.errors import ContextRootError
 from ctx.storage.files import DIR_MODE, FILE_MODE, ensure_private_dir
 
-DEFAULT_ROOT = "~/ctx"
 RULES_NAME = "RULES.md"
 
 RULES_TEMPLATE = """\
@@ -30,20 +27,6 @@ RULES_TEMPLATE = """\
   `CTX_AUTHOR` to the same name. Commits carry your own co-author
   trailer.
 """
-
-
-def resolve_root(env: Mapping[str, str] | None = None) -> Path:
-    """``CTX_HOME``, or ``~/ctx`` when it is unset or blank (documented in --help)."""
-    env = os.environ if env is None else env
-    raw = (env.get("CTX_HOME") or "").strip() or DEFAULT_ROOT
-    return Path(os.path.expanduser(raw)).absolute()
-
-
-def author_from_env(env: Mapping[str, str] | None = None) -> str | None:
-    """``CTX_AUTHOR`` without surrounding whitespace; blank counts as unset (§3.4)."""
-    env = os.environ if env is None else env
-    author = (env.get("CTX_AUTHOR") or "").strip()
-    return author or None
 
 
 def check_root(root: Path) -> None:

@@ -27,7 +27,6 @@ from ctxgit.plumbing.refs import head_id
 
 STATE = "ctx/state.json"
 RACY_NS = 2_000_000_000
-_MODES = {"100644", "100755", "40000", "120000", "160000"}
 
 
 INTENT = "ctx/committing"

@@ -25,20 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from ctx import settings
 from ctx.errors import GitError
 from ctx.storage.lock import wait_for_flock
 
 FLOCK = "ctx/remote.lock"
 INTENT = "ctx/remote-op"
-WAIT_SECONDS = 600.0  # another ctx's fetch or push of a big context over a slow link
 _FAILED_TO_LOCK = re.compile(r"failed to (?:lock|create locked) file '([^']+)'|'([^']+\.lock)': File exists")
-
-
-def _wait_seconds() -> float:
-    try:
-        return float(os.environ.get("CTX_REMOTE_WAIT_SECONDS", WAIT_SECONDS))
-    except ValueError:
-        return WAIT_SECONDS
 
 
 @dataclass
@@ -56,8 +49,8 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iter
     (git / "ctx").mkdir(mode=0o700, exist_ok=True)
     fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        wait_for_flock(fd, _wait_seconds(), "another ctx is fetching from or pushing to a remote in this "
-                       "context; gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
+        wait_for_flock(fd, settings.seconds("CTX_REMOTE_WAIT_SECONDS"), "another ctx is fetching from or pushing to a "
+                       "remote in this context; gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
         removed = recover(git)
         intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
         (git / INTENT).write_text(intent)

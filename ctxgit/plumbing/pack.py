@@ -8,19 +8,11 @@ write. Without a git executable, ``ctx doctor`` reports the growth instead.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from ctx import settings
 
-DEFAULT_THRESHOLD = 32 * 1024 * 1024
 STATE = "ctx/loose-bytes"
-
-
-def _threshold() -> int:
-    try:
-        return int(os.environ.get("CTX_PACK_THRESHOLD", DEFAULT_THRESHOLD))
-    except ValueError:
-        return DEFAULT_THRESHOLD
 
 
 def loose_size(git_dir: Path, oid) -> int:
@@ -29,18 +21,6 @@ def loose_size(git_dir: Path, oid) -> int:
         return (git_dir / "objects" / text[:2] / text[2:]).stat().st_size
     except OSError:
         return 0
-
-
-# what would point git at another repository, index or object store; the rest of
-# the operator's git environment (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_CONFIG_*...) is theirs
-REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-               "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-               "GIT_CEILING_DIRECTORIES", "GIT_PREFIX", "GIT_QUARANTINE_PATH")
-
-
-def clean_git_env() -> dict[str, str]:
-    """The caller's environment without the variables that would redirect git."""
-    return {k: v for k, v in os.environ.items() if k not in REDIRECTING}
 
 
 def after_commit(repo, oid) -> bool:
@@ -66,7 +46,7 @@ def account(git_dir: Path, added: int) -> bool:
         debt = 0
     debt += added
     started = False
-    if debt >= _threshold():
+    if debt >= settings.byte_count("CTX_PACK_THRESHOLD"):
         started = start_gc(git_dir.parent)
         if started:
             debt = 0
@@ -79,6 +59,8 @@ def start_gc(root: Path) -> bool:
     """Start ``git gc --quiet`` detached in ``root``; False when git is missing."""
     import shutil
     import subprocess  # here, not at the top: most writes never pack, and start-up counts
+
+    from ctxgit.plumbing.gitenv import clean_git_env
     git = shutil.which("git")
     if git is None:
         return False

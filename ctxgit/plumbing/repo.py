@@ -17,6 +17,7 @@ from typing import Callable, Iterable, TypeVar
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
 
+from ctx import settings
 from ctx.errors import CredentialRefused, GitError
 from hooks.unsafe_paths import IGNORE_LINES, forbidden
 
@@ -24,9 +25,7 @@ BRANCH = "main"
 SYSTEM_NAME = "system"
 OPERATOR_NAME = "operator"
 EMAIL_DOMAIN = "ctx.invalid"
-MANAGED_PREFIXES = ("memory/", "sessions/")
 MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
-RETRY_SECONDS = 10.0
 
 T = TypeVar("T")
 
@@ -204,7 +203,7 @@ def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Sign
     Never fails: without a configured identity the operator is ``operator``.
     """
     if author:
-        email = (os.environ.get("CTX_AUTHOR_EMAIL") or "").strip() or f"{_slug(author)}@{EMAIL_DOMAIN}"
+        email = settings.text("CTX_AUTHOR_EMAIL") or f"{_slug(author)}@{EMAIL_DOMAIN}"
         return _signature(author, email)
     name = email = None
     if repo is not None:
@@ -227,7 +226,7 @@ def system_signature() -> pygit2.Signature:
 
 def _retry(action: Callable[[], T], what: str) -> T:
     """Run ``action``, waiting while another git holds a lock file (index.lock…)."""
-    deadline = time.monotonic() + float(os.environ.get("CTX_GIT_RETRY_SECONDS", RETRY_SECONDS))
+    deadline = time.monotonic() + settings.seconds("CTX_GIT_RETRY_SECONDS")
     pause = 0.01
     while True:
         try:
@@ -245,7 +244,7 @@ def _retry(action: Callable[[], T], what: str) -> T:
 def _wait_for_index(git_dir: Path) -> None:
     """Wait while another git holds ``index.lock``; then fail clearly, having changed nothing."""
     lock = git_dir / "index.lock"
-    deadline = time.monotonic() + float(os.environ.get("CTX_GIT_RETRY_SECONDS", RETRY_SECONDS))
+    deadline = time.monotonic() + settings.seconds("CTX_GIT_RETRY_SECONDS")
     pause = 0.01
     while lock.exists():
         if time.monotonic() >= deadline:

@@ -17,7 +17,7 @@ import pygit2
 from ctx.model import STORES, Entry
 from ctx.storage.files import read_store
 
-from ctxgit.porcelain.history import commit_before, entries_at, require_repo, resolve_rev
+from ctxgit.porcelain.commits import commit_before, entries_at, require_repo, resolve_rev
 
 State = dict[str, dict[str, Entry]]
 

@@ -79,7 +79,9 @@ def _age(seconds: float) -> str:
     return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
 
 
-def examine(ctx: Context, repair: bool) -> list[Finding]:
+def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
+    """What is out of order; with ``repair``, what is safe is repaired. ``git=False``
+    (``CTX_NO_GIT``): the store files only, the repository left alone."""
     root = ctx.root
     findings: list[Finding] = []
     if not root.is_dir():
@@ -99,6 +101,8 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
                                     kind=f"version:{name}"))
         if store.incomplete:
             findings.append(Finding(incomplete_message(store), fixable=False, kind=f"fields:{name}"))
+    if not git:
+        return findings
     try:
         repo = open_repo(root)
     except GitError:
@@ -138,7 +142,7 @@ def examine(ctx: Context, repair: bool) -> list[Finding]:
                 # commit_paths never stages a forbidden path and takes it out of the index
                 commit_paths(repo, [], "doctor: stop tracking local state\n\nCtx-Operation: doctor\n",
                              system_signature())
-        remaining = {f.kind for f in examine(ctx, repair=False)}
+        remaining = {f.kind for f in examine(ctx, repair=False, git=git)}
         for finding in findings:
             finding.repaired = finding.fixable and finding.kind not in remaining
         if repo is not None and "loose" in remaining:

@@ -1,6 +1,6 @@
 """An entry's versions, read from git once: ``ctx history`` without re-reading old store files.
 
-The first ``history`` of a key walks the commits (``history.walk_history``:
+The first ``history`` of a key walks the commits (``commits.walk_history``:
 trailers skip every commit that names another entry; only the commits that
 changed this one have their store file read) and keeps the versions found,
 with the commit they reach, in the read index (``.git/ctx/``). Later reads
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pygit2
 
-from ctxgit.porcelain.history import CommitInfo, Version
+from ctxgit.porcelain.commits import CommitInfo, Version, walk_history
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hist_keys(stores TEXT, key TEXT, tip TEXT, versions TEXT,
@@ -77,7 +77,6 @@ def versions(root: Path, repo: pygit2.Repository, key: str, stores: list[str]) -
 
 def _walk(repo: pygit2.Repository, key: str, stores: list[str], since: pygit2.Oid | None) -> list[Version]:
     from ctx.errors import NotFound
-    from ctxgit.porcelain.history import walk_history
     try:
         return walk_history(repo, key, stores, hide=since)
     except NotFound:

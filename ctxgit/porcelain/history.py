@@ -1,178 +1,33 @@
 """Reading the past: an entry's versions, the log, and as-of reads.
 
-``history`` walks commits newest first. A commit whose trailers name one
-entry (every ordinary write) is skipped without reading its tree unless it
-names the key asked for; other commits (external changes, merges, reverts)
-are compared by the store file's blob id, and only a changed blob is read.
-Reading an entry from a blob first looks for the key at its place in ctx's
-own two-space layout and parses that entry alone; any other layout falls
-back to parsing the whole file.
+``history`` reads an entry's versions from the history index (``histindex``)
+when there is one, else by walking the commits (``commits.walk_history``);
+``log`` lists commits, filtered; ``entries_as_of`` is ``ctx get --at``. The
+commits, their trailers and the store files inside them are ``commits.py``'s.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from functools import lru_cache
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
 
 import pygit2
-from pygit2.enums import SortMode
 
-from ctx import model
-from ctx.errors import InvalidArgument, NotFound
-from ctx.model import STORES, Entry
-
+from ctx.errors import NotFound
+from ctx.model import STORES
 from ctxgit.plumbing.repo import open_repo
-
-SINGLE_ENTRY_OPS = frozenset({"set", "amend", "supersede", "resolve", "basis", "delete"})
-_TRAILER = re.compile(r"^(Ctx-[A-Za-z-]+): ?(.*)$", re.M)
-_DECODER = json.JSONDecoder()
-_HEAD_REV = re.compile(r"^(HEAD|@)(~\d+|\^+\d*)*$")
-
-
-@dataclass
-class CommitInfo:
-    id: str
-    time: datetime
-    author: str
-    email: str
-    subject: str
-    operation: str | None
-    stores: list[str]
-    keys: list[str]
-    trailers: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def short(self) -> str:
-        return self.id[:8]
-
-    def as_json(self) -> dict[str, Any]:
-        return {"commit": self.id, "date": model.format_ts(self.time), "author": self.author,
-                "email": self.email, "operation": self.operation, "stores": self.stores,
-                "keys": self.keys, "subject": self.subject}
-
-
-def commit_info(commit: pygit2.Commit) -> CommitInfo:
-    message = commit.message
-    trailers: dict[str, list[str]] = {}
-    for name, value in _TRAILER.findall(message):
-        trailers.setdefault(name, []).append(value.strip())
-    when = datetime.fromtimestamp(commit.author.time, timezone.utc)
-    return CommitInfo(id=str(commit.id), time=when, author=commit.author.name,
-                      email=commit.author.email, subject=message.split("\n", 1)[0],
-                      operation=(trailers.get("Ctx-Operation") or [None])[0],
-                      stores=trailers.get("Ctx-Store", []), keys=trailers.get("Ctx-Key", []),
-                      trailers=trailers)
-
-
-def require_repo(root: Path) -> pygit2.Repository:
-    repo = open_repo(root)
-    if repo is None or repo.head_is_unborn:
-        raise NotFound(f"the context at {root} has no history yet (no commits)")
-    return repo
-
-
-def walk(repo: pygit2.Repository, start: pygit2.Oid | None = None) -> Iterator[pygit2.Commit]:
-    """Commits newest first (by time, parents after children)."""
-    if repo.head_is_unborn:
-        return iter(())
-    return repo.walk(start or repo.head.target, SortMode.TOPOLOGICAL | SortMode.TIME)
-
-
-# --- entries inside blobs ----------------------------------------------------------
-
-def _blob_id(tree: pygit2.Tree | None, store: str) -> pygit2.Oid | None:
-    if tree is None:
-        return None
-    try:
-        return tree[f"memory/{store}.json"].id
-    except KeyError:
-        return None
-
-
-@lru_cache(maxsize=8)
-def _parse_blob(data: bytes) -> dict[str, Entry]:
-    try:
-        parsed = json.loads(data.decode("utf-8"))
-        entries = parsed.get("entries", {}) if isinstance(parsed, dict) else {}
-        return entries if isinstance(entries, dict) else {}
-    except (ValueError, UnicodeDecodeError):
-        return {}
-
-
-def _entry_from_blob(data: bytes, key: str) -> Entry | None:
-    """One entry from a store file's bytes, parsing only that entry when it can."""
-    text = None
-    if key.isascii():
-        marker = b'\n  "entries": {'
-        start = data.find(marker)
-        if start >= 0 and data[start + len(marker):start + len(marker) + 1] == b"}":
-            return None  # "entries": {} – nothing inside, whatever follows
-        if start >= 0:
-            end = data.find(b"\n  }", start)
-            needle = b'\n    ' + json.dumps(key).encode() + b': '
-            at = data.find(needle, start, end if end >= 0 else len(data))
-            if at < 0 and end >= 0 and data.find(b"\\u", start, end) < 0:
-                return None  # our layout, no escapes: the key is not there
-            if at >= 0:
-                text = data[at + len(needle):end if end >= 0 else len(data)].decode("utf-8", "replace")
-                try:
-                    value, _ = _DECODER.raw_decode(text)
-                    return value if isinstance(value, dict) else None
-                except ValueError:
-                    pass
-    return _parse_blob(data).get(key)
-
-
-def entries_at(repo: pygit2.Repository, commit: pygit2.Commit | None, store: str) -> dict[str, Entry]:
-    blob = _blob_id(commit.tree if commit is not None else None, store)
-    return dict(_parse_blob(repo[blob].data)) if blob is not None else {}
-
-
-def entry_at(repo: pygit2.Repository, commit: pygit2.Commit | None, store: str, key: str) -> Entry | None:
-    blob = _blob_id(commit.tree if commit is not None else None, store)
-    return _entry_from_blob(repo[blob].data, key) if blob is not None else None
-
-
-# --- revisions -----------------------------------------------------------------------
-
-def resolve_rev(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
-    """A commit id (or prefix), ``HEAD~N``, a branch, or a date/time (the last commit then)."""
-    text = rev.strip()
-    if not text:
-        raise InvalidArgument("an empty revision")
-    if not _HEAD_REV.match(text) and re.match(r"^\d{4}-\d{2}-\d{2}", text):
-        moment = model.parse_ts(text)
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            moment = moment.replace(hour=23, minute=59, second=59)  # a day means its end
-        return commit_at(repo, moment, rev)
-    try:
-        obj = repo.revparse_single(text)
-        return obj.peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NotFound(f"no such revision {rev!r} in the context's history") from None
-
-
-def commit_at(repo: pygit2.Repository, moment: datetime, label: str = "") -> pygit2.Commit:
-    """The newest commit made at or before ``moment``."""
-    limit = moment.timestamp()
-    for commit in walk(repo):
-        if commit.commit_time <= limit:
-            return commit
-    raise NotFound(f"the context's history starts after {label or model.format_ts(moment)}")
-
-
-def commit_before(repo: pygit2.Repository, moment: datetime) -> pygit2.Commit | None:
-    """The newest commit made strictly before ``moment``, or None."""
-    limit = moment.timestamp()
-    for commit in walk(repo):
-        if commit.commit_time < limit:
-            return commit
-    return None
+from ctxgit.porcelain.commits import (
+    CommitInfo,
+    Version,
+    blob_id,
+    commit_info,
+    entry_at,
+    require_repo,
+    resolve_rev,
+    walk,
+    walk_history,
+)
+from ctxgit.porcelain.histindex import versions as indexed_versions
 
 
 def entries_as_of(root: Path, key: str, stores: list[str], rev: str) -> list:
@@ -186,35 +41,6 @@ def entries_as_of(root: Path, key: str, stores: list[str], rev: str) -> list:
     return found
 
 
-# --- history -------------------------------------------------------------------------
-
-@dataclass
-class Version:
-    """One version of an entry: the commit that made it and the entry after it."""
-
-    info: CommitInfo
-    store: str
-    key: str
-    entry: Entry | None
-    created: bool = False
-
-    @property
-    def deleted(self) -> bool:
-        return self.entry is None
-
-    def as_json(self) -> dict[str, Any]:
-        return {**self.info.as_json(), "store": self.store, "key": self.key,
-                "event": "deleted" if self.deleted else "created" if self.created else "changed",
-                "status": (self.entry or {}).get("status"), "entry": self.entry}
-
-
-def _may_touch(info: CommitInfo, store: str, key: str, is_merge: bool) -> bool:
-    """False when the trailers prove the commit did not change ``store/key``."""
-    if is_merge or info.operation not in SINGLE_ENTRY_OPS or len(info.keys) != 1:
-        return True
-    return info.stores == [store] and info.keys == [key]
-
-
 def history(root: Path, key: str, stores: list[str] | None = None, limit: int | None = None
             ) -> list[Version]:
     """Every version of ``key`` in ``stores``, newest first; NotFound if never seen.
@@ -224,8 +50,7 @@ def history(root: Path, key: str, stores: list[str] | None = None, limit: int | 
     """
     repo = require_repo(root)
     stores = stores or ["shared"]
-    from ctxgit.porcelain.histindex import versions as indexed
-    found = indexed(root, repo, key, stores)
+    found = indexed_versions(root, repo, key, stores)
     if found is not None:
         if not found:
             raise NotFound(f"no history for {key!r} in {', '.join(stores)}")
@@ -233,45 +58,11 @@ def history(root: Path, key: str, stores: list[str] | None = None, limit: int | 
     return walk_history(repo, key, stores, limit)
 
 
-def walk_history(repo: pygit2.Repository, key: str, stores: list[str], limit: int | None = None,
-                 hide: pygit2.Oid | None = None) -> list[Version]:
-    """``history`` by walking the commits (those ``hide`` reaches are left out)."""
-    versions: list[Version] = []
-    walker = walk(repo)
-    if hide is not None:
-        walker.hide(hide)
-    for commit in walker:
-        info = None
-        is_merge = len(commit.parents) > 1
-        parent = commit.parents[0] if commit.parents else None
-        message = commit.message
-        for store in stores:
-            if "Ctx-Operation" in message:
-                info = info or commit_info(commit)
-                if not _may_touch(info, store, key, is_merge):
-                    continue
-            new_blob = _blob_id(commit.tree, store)
-            old_blob = _blob_id(parent.tree, store) if parent is not None else None
-            if new_blob == old_blob:
-                continue
-            after = _entry_from_blob(repo[new_blob].data, key) if new_blob else None
-            before = _entry_from_blob(repo[old_blob].data, key) if old_blob else None
-            if after == before:
-                continue
-            versions.append(Version(info or commit_info(commit), store, key, after,
-                                     created=before is None and after is not None))
-        if limit is not None and len(versions) >= limit:
-            break
-    if not versions:
-        raise NotFound(f"no history for {key!r} in {', '.join(stores)}")
-    return versions[:limit] if limit is not None else versions
-
-
 def _touches_store(commit: pygit2.Commit, info: CommitInfo, store: str) -> bool:
     if info.stores and len(commit.parents) <= 1:
         return store in info.stores
     parent = commit.parents[0].tree if commit.parents else None
-    return _blob_id(commit.tree, store) != _blob_id(parent, store)
+    return blob_id(commit.tree, store) != blob_id(parent, store)
 
 
 def log(root: Path, *, key: str | None = None, store: str | None = None,

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pygit2
 from pygit2.enums import SortMode
@@ -23,11 +24,10 @@ from ctx.model import json_text
 from ctx.context import Context
 from ctx.storage.files import atomic_write
 from ctx.storage.lock import context_lock
+from ctx.storage.textlayout import read_entry, remove_entry, serialize
 
-from ctxgit.plumbing.pack import clean_git_env
+from ctxgit.plumbing.gitenv import clean_git_env
 from ctxgit.plumbing.repo import BRANCH, open_repo
-
-_DECODER = json.JSONDecoder()
 
 
 @dataclass
@@ -40,40 +40,25 @@ class PurgeResult:
     notes: list[str] = field(default_factory=list)
 
 
-def cut_entry(data: bytes, key: str) -> tuple[bytes, dict | None]:
-    """The store file's bytes without ``key``'s entry, and the entry removed.
+def cut_entry(data: bytes, key: str) -> tuple[bytes, Any]:
+    """The store file's bytes without ``key``'s entry, and the entry removed (None,
+    with ``data`` as it was, when it has none).
 
-    Cuts the entry's own text out, so every other byte stays; a layout this
-    cannot read is parsed and rewritten as a last resort.
+    In ctx's layout only the entry's own text is cut out
+    (``textlayout.remove_entry``): every other byte stays, and the bytes are
+    those a write of the file without the entry would leave. Any other layout
+    (or a cut the file, parsed again, still holds the key in: another spelling
+    of it) is parsed and written whole by the store serializer.
     """
-    text = data.decode("utf-8")
-    needle = "\n    " + json.dumps(key, ensure_ascii=False) + ": "
-    marker = text.find('\n  "entries": {')
-    at = text.find(needle, marker) if marker >= 0 else -1
-    if at >= 0:
-        try:
-            entry, end = _DECODER.raw_decode(text, at + len(needle))
-        except ValueError:
-            entry = None
-        if isinstance(entry, dict):
-            if text[end:end + 1] == ",":
-                new = text[:at] + text[end + 1:]
-            elif text[at - 1:at] == ",":
-                new = text[:at - 1] + text[end:]
-            else:
-                new = text[:at] + text[end:]
-            try:
-                parsed = json.loads(new)
-                if key not in parsed.get("entries", {}):
-                    return new.encode("utf-8"), entry
-            except ValueError:
-                pass
-    parsed = json.loads(text)
-    entries = parsed.get("entries", {})
-    if key not in entries:
+    removed = read_entry(data, key)
+    if removed is None:
         return data, None
-    removed = entries.pop(key)
-    return (json.dumps(parsed, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), removed
+    cut = remove_entry(data, key)
+    if cut is not None and key not in json.loads(cut).get("entries", {}):
+        return cut, removed
+    parsed = json.loads(data)
+    removed = parsed["entries"].pop(key)
+    return serialize(parsed), removed
 
 
 def _quotes(entry: dict) -> set[str]:
@@ -129,7 +114,7 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
                 if blob.id not in cut_cache:
                     data, removed = cut_entry(blob.data, key)
                     cut_cache[blob.id] = repo.create_blob(data) if removed is not None else blob.id
-                    if removed is not None:
+                    if isinstance(removed, dict):
                         quotes |= _quotes(removed)
                 if cut_cache[blob.id] != blob.id:
                     new_tree_id = _replace_blob(repo, tree, path, cut_cache[blob.id])

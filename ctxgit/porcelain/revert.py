@@ -13,7 +13,7 @@ from ctx.changes import Edit
 from ctx.context import Context
 from ctx.storage.files import StoreFile
 
-from ctxgit.porcelain.history import commit_info, entries_at, require_repo, resolve_rev
+from ctxgit.porcelain.commits import commit_info, entries_at, require_repo, resolve_rev
 
 
 def revert(ctx: Context, rev: str) -> tuple[str, list[Edit]]:

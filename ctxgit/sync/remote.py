@@ -30,10 +30,10 @@ from ctx.storage.lock import context_lock
 
 from ctxgit.recorder import recorder_for
 from ctxgit.sync import transport
-from ctxgit.porcelain.history import entries_at
+from ctxgit.porcelain.commits import entries_at
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctx.entrymerge import parse as parse_store_side
-from ctxgit.plumbing.pack import clean_git_env
+from ctxgit.plumbing.gitenv import clean_git_env
 from ctxgit.plumbing.repo import BRANCH, ensure_repo, open_repo
 from ctxgit.sync.treemerge import flatten, merge_trees
 

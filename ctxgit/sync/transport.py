@@ -20,10 +20,11 @@ import signal
 import subprocess
 from pathlib import Path
 
+from ctx import settings
 from ctx.errors import Conflict, GitError
 
 from ctxgit.plumbing.locks import lock_error, locked_file
-from ctxgit.plumbing.pack import clean_git_env
+from ctxgit.plumbing.gitenv import clean_git_env
 
 BEHIND_WORDS = ("non-fast-forward", "fetch first", "fast forward", "not present locally")
 
@@ -34,20 +35,9 @@ class Behind(Conflict):
 
 def use_git() -> bool:
     """True when fetch and push go through the ``git`` command."""
-    choice = os.environ.get("CTX_GIT_TRANSPORT", "").strip().lower()
-    if choice == "libgit2":
+    if settings.choice("CTX_GIT_TRANSPORT") == "libgit2":
         return False
     return shutil.which("git") is not None
-
-
-TIMEOUT_SECONDS = 900.0  # a fetch or push that hangs (a dead link, a prompt nobody sees) ends
-
-
-def _timeout() -> float:
-    try:
-        return float(os.environ.get("CTX_REMOTE_TIMEOUT", TIMEOUT_SECONDS))
-    except ValueError:
-        return TIMEOUT_SECONDS
 
 
 def _env() -> dict[str, str]:
@@ -58,7 +48,7 @@ def _run(root: Path, args: list[str], keep_fd: int | None) -> subprocess.Complet
     env = _env()
     command = ["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0",
                "-c", "maintenance.auto=false", *args]
-    limit = _timeout()
+    limit = settings.seconds("CTX_REMOTE_TIMEOUT")  # a hung fetch or push (a dead link, an unseen prompt) ends
     try:  # its own process group: a stop takes git's ssh and helpers with it
         proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,

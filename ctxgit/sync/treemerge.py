@@ -1,6 +1,6 @@
 """Three-way merge of two commits' trees, file by file, for ``ctx sync``/``pull``.
 
-Store files go through the entry-level merge (``merge.py``). Session
+Store files go through the entry-level merge (``ctx/entrymerge.py``). Session
 summaries from both sides are all kept: two different files under one name
 keep the name for one (the smaller blob id, so both machines agree) and give
 the other the next free suffix of §7's naming. Other text files (RULES.md,

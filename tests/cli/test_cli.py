@@ -618,3 +618,44 @@ def test_search_default_limit_is_50(run, write_store):
 @pytest.mark.parametrize("command", ["list", "search"])
 def test_empty_since_is_an_invalid_argument(run, listed, command):
     assert run(command, "--since", "").exit_code == ExitStatus.USAGE
+
+
+def test_without_git_every_command_runs_or_says_why_not(run, root):
+    """CTX_NO_GIT=1: doctor checks the store files; the commands that need the repository
+    refuse in one line naming the variable (exit 2); nothing creates a .git."""
+    no_git = {"CTX_NO_GIT": "1"}
+    assert run("set", "k", "v", env=no_git).exit_code == 0
+    doctor = run("doctor", env=no_git)
+    assert doctor.exit_code == 0 and "in order" in doctor.stdout and "CTX_NO_GIT=1" in doctor.stderr
+    for args in (["log"], ["history", "k"], ["diff"], ["revert", "HEAD"], ["purge", "k", "--yes"],
+                 ["hooks", "install"], ["remote"], ["remote", "add", "o", "/nowhere"], ["pull"], ["push"],
+                 ["sync"], ["get", "k", "--at", "2026-01-01"], ["scan", "--history"]):
+        result = run(*args, env=no_git)
+        assert result.exit_code == 2, (args, result.output)
+        assert "CTX_NO_GIT=1" in result.stderr and len(result.stderr.strip().splitlines()) == 1, args
+    for args in (["get", "k"], ["list"], ["search", "v"], ["brief"], ["start"], ["stats"], ["scan"],
+                 ["export"], ["summary", "list"], ["config"]):
+        assert run(*args, env=no_git).exit_code == 0, args
+    assert not (root / ".git").exists()
+
+
+@pytest.mark.slow
+def test_shell_completion_offers_commands_and_entry_keys(run, root):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    assert run("set", "apple", "1").exit_code == 0 and run("set", "apricot", "2").exit_code == 0
+    assert run("set", "banana", "3").exit_code == 0
+    assert run("set", "avocado", "4", "--store", "agent").exit_code == 0
+    exe = str(Path(sys.executable).parent / "ctx")
+
+    def complete(words: str, cword: int) -> list[str]:
+        env = {**os.environ, "CTX_HOME": str(root), "COMP_WORDS": words, "COMP_CWORD": str(cword),
+               "_CTX_COMPLETE": "bash_complete"}
+        done = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return [line.split(",", 1)[1] for line in done.stdout.splitlines()]
+    assert complete("ctx get a", 2) == ["apple", "apricot"]
+    assert complete("ctx history --store agent a", 4) == ["avocado"]
+    assert "history" in complete("ctx hist", 1)

@@ -10,30 +10,48 @@ import click
 import pytest
 
 from ctx.cli import fast as fastcli
+from ctx.cli import table
 from ctx.cli.app import cli
+from ctx.cli.params import FLAG, MULTI, WORDS
 
 CTX = str(Path(sys.executable).parent / "ctx")
 
 
-def test_every_fast_option_is_a_click_option_of_the_same_kind():
-    root = click.Context(cli, info_name="ctx")
-    for name, (options, positional, wordy, _) in fastcli.SPECS.items():
-        command = cli.get_command(root, name)
-        ctx = click.Context(command, info_name=name, parent=root)
-        click_options = {}
-        for param in command.get_params(ctx):
-            if isinstance(param, click.Option):
-                for opt in param.opts + param.secondary_opts:
-                    click_options[opt] = (param.name, param.is_flag, param.multiple)
-        for opt, (dest, kind, choices) in options.items():
-            assert opt in click_options, (name, opt)
-            click_dest, is_flag, multiple = click_options[opt]
-            assert (kind == fastcli.FLAG) == is_flag, (name, opt)
-            assert (kind == fastcli.MULTI) == multiple, (name, opt)
-            assert dest == click_dest, (name, opt)
-        # the fast door may take fewer options (it hands the rest to click), never others
-        arguments = [p.name for p in command.get_params(ctx) if isinstance(p, click.Argument)]
-        assert list(positional) == arguments[:len(positional)], name
+def _click_command(name: str) -> tuple[click.Command, click.Context]:
+    ctx = click.Context(cli, info_name="ctx")
+    command: click.Command = cli
+    for word in name.split():
+        ctx = click.Context(command, info_name=word, parent=ctx) if command is not cli else ctx
+        command = command.get_command(ctx, word)
+        ctx = click.Context(command, info_name=word, parent=ctx)
+    return command, ctx
+
+
+@pytest.mark.parametrize("command", table.commands(), ids=lambda c: c.name)
+def test_click_commands_are_the_table(command):
+    """Each click command holds exactly the table's parameters: names, spellings, kinds,
+    choices, defaults, required; and its help is the table's."""
+    made, ctx = _click_command(command.name)
+    assert made.help == command.help and (made.short_help or "") == command.summary
+    options = [p for p in made.get_params(ctx) if isinstance(p, click.Option) and p.expose_value]
+    arguments = [p for p in made.get_params(ctx) if isinstance(p, click.Argument)]
+    assert [p.name for p in options] == [o.dest for o in command.options]
+    assert [p.name for p in arguments] == [a.dest for a in command.args]
+    for param, opt in zip(options, command.options):
+        assert tuple(param.opts + param.secondary_opts) == opt.flags
+        assert param.is_flag == (opt.kind == FLAG) and param.multiple == (opt.kind == MULTI)
+        assert param.required == opt.required
+        assert getattr(param.type, "choices", None) == (list(opt.choices) if opt.choices else None) or \
+            tuple(getattr(param.type, "choices", ())) == opt.choices
+        if opt.kind not in (FLAG, MULTI):
+            assert param.default == opt.default
+    for param, arg in zip(arguments, command.args):
+        assert (param.nargs == -1) == (arg.kind == WORDS)
+
+
+def test_the_fast_door_takes_the_everyday_commands():
+    assert set(table.fast_commands()) == {"start", "brief", "get", "set", "amend", "supersede", "resolve",
+                                          "basis", "delete", "search", "list"}
 
 
 ARGS = [
@@ -62,6 +80,7 @@ def _fill(run):
     assert run("set", "k2", "value two", "--scope", "session", "--tag", "t2", author="Agent").exit_code == 0
 
 
+@pytest.mark.slow
 def test_both_doors_print_the_same(root, run, tmp_path, monkeypatch):
     """Each argument list runs twice on identical contexts: click's door and the fast one."""
     import shutil
@@ -97,6 +116,7 @@ def test_the_fast_door_hands_unusual_arguments_to_click(args):
         fastcli.parse(args[0], args[1:])
 
 
+@pytest.mark.slow
 def test_the_fast_door_never_imports_click_or_pygit2(root, run):
     _fill(run)
     code = ("import sys, runpy; sys.argv = ['ctx'] + sys.argv[1:]\n"
@@ -106,3 +126,27 @@ def test_the_fast_door_never_imports_click_or_pygit2(root, run):
     for args in (["get", "k"], ["search", "value"], ["list"], ["brief"], ["start"], ["--version"]):
         out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=_env())
         assert out.stdout.strip().endswith("LOADED False False"), (args, out.stdout, out.stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("door", ["fast", "click"])
+def test_ctrl_c_exits_130_through_both_doors(root, run, door):
+    """A write waiting for the lock is interrupted: one line, exit 130, nothing written."""
+    import fcntl
+    import os
+    import signal
+    import time
+    assert run("set", "k", "v").exit_code == 0
+    env = {**_env(), "CTX_HOME": str(root), "CTX_LOCK_TIMEOUT": "60"}
+    if door == "click":
+        env["CTX_SLOW_PATH"] = "1"
+    with open(root / "memory" / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        child = subprocess.Popen([CTX, "set", "k", "changed"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)  # started, and waiting for the lock
+        os.kill(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+    assert child.returncode == 130, (out, err)
+    assert err.strip().splitlines()[-1] == "ctx: interrupted"
+    assert run("get", "k").stdout.startswith("shared/k\nv\n")

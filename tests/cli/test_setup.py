@@ -137,6 +137,7 @@ def _converse(argv, env, cwd, script, timeout=30.0):
         os.close(master)
 
 
+@pytest.mark.slow
 def test_init_on_a_terminal_asks_each_question_and_records_the_answers(tmp_path):
     import os
     import sys

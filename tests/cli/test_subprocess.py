@@ -33,6 +33,7 @@ def test_console_script_is_installed():
 
 
 @pytest.mark.parametrize("module", [False, True], ids=["script", "python-m"])
+@pytest.mark.slow
 def test_set_get_round_trip(root, module):
     r = ctx("set", "k_round", "Grüße", "aus", "Köln", "--tag", "t", author="Agent One",
             module=module)
@@ -47,6 +48,7 @@ def test_set_get_round_trip(root, module):
     assert "Grüße aus Köln" in r.stdout
 
 
+@pytest.mark.slow
 def test_exit_statuses(root):
     assert ctx("set", "k", "-5").returncode == 0
     assert read_entries(root)["k"]["value"] == -5
@@ -63,6 +65,7 @@ def test_exit_statuses(root):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_python_m_version_and_help():
     r = ctx("--version", module=True)
     assert r.returncode == 0 and "ctx specification 1.0" in r.stdout
@@ -70,6 +73,7 @@ def test_python_m_version_and_help():
     assert r.returncode == 0 and "~/ctx" in r.stdout
 
 
+@pytest.mark.slow
 def test_start_on_an_empty_root_exits_0(root):
     r = ctx("start")
     assert r.returncode == 0, r.stderr
@@ -81,6 +85,7 @@ def test_start_on_an_empty_root_exits_0(root):
     assert snapshot(root) == {}
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(root):
     assert ctx("init").returncode == 0
     failures: list[str] = []
@@ -103,6 +108,7 @@ def test_concurrent_writers_lose_nothing(root):
     assert not [n for n in os.listdir(root / "memory") if n.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_concurrent_library_processes_lose_nothing(root):
     script = ("import sys\nfrom ctx.context import Context\n"
               "c = Context()\n"

@@ -135,9 +135,12 @@ def test_full_text_index_follows_outside_writes_and_reindex(root, run):
     assert "shared/k" in run("search", "--full-text", "gamma").stdout
 
 
-@pytest.mark.parametrize("seed", range(3))
+# one seed in the quick run (-m "not slow"), three in the full one
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
 def test_indexed_history_equals_walking_the_commits(root, run, seed):
-    from ctxgit.porcelain.history import history, walk_history
+    from ctxgit.porcelain.commits import walk_history
+    from ctxgit.porcelain.history import history
     from ctxgit.plumbing.repo import open_repo
     rng = random.Random(seed)
     keys = ["a", "b", "c"]

@@ -16,6 +16,7 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5)
                       | st.dictionaries(st.text(), inner, max_size=5), max_leaves=40)
 
 
+@pytest.mark.slow  # 400 examples; the parametrized cases below stay in the quick run
 @settings(max_examples=400, deadline=None)
 @given(values)
 def test_the_same_text_as_json_dumps(value):

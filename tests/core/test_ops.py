@@ -1,4 +1,4 @@
-"""The operations of §4 through the Context API (ctx/ops.py, ctx/layout.py)."""
+"""The operations of §4 through the Context API (ctx/context.py, ctx/storage/root.py, ctx/settings.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from support.stores import make_entry, read_entries, store_path, write_store_file
-from ctx.storage import root as layout
+from ctx import settings
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound
 from ctx.model import parse_ts
 from ctx.context import Context
@@ -24,12 +24,12 @@ GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 def test_resolve_root_default_is_home_ctx(monkeypatch, tmp_path):
     monkeypatch.delenv("CTX_HOME")
-    assert layout.resolve_root() == Path(os.environ["HOME"]) / "ctx"
+    assert settings.home() == Path(os.environ["HOME"]) / "ctx"
     monkeypatch.setenv("CTX_HOME", "   ")
-    assert layout.resolve_root() == Path(os.environ["HOME"]) / "ctx"
+    assert settings.home() == Path(os.environ["HOME"]) / "ctx"
     monkeypatch.setenv("CTX_HOME", "~/elsewhere")
-    assert layout.resolve_root() == Path(os.environ["HOME"]) / "elsewhere"
-    assert layout.resolve_root({"CTX_HOME": str(tmp_path / "x")}) == tmp_path / "x"
+    assert settings.home() == Path(os.environ["HOME"]) / "elsewhere"
+    assert settings.home({"CTX_HOME": str(tmp_path / "x")}) == tmp_path / "x"
 
 
 def test_context_uses_ctx_home(root):
@@ -38,10 +38,10 @@ def test_context_uses_ctx_home(root):
 
 
 def test_author_from_env_strips_and_blank_is_unset():
-    assert layout.author_from_env({"CTX_AUTHOR": "  Agent One \t"}) == "Agent One"
-    assert layout.author_from_env({"CTX_AUTHOR": "   "}) is None
-    assert layout.author_from_env({"CTX_AUTHOR": ""}) is None
-    assert layout.author_from_env({}) is None
+    assert settings.author({"CTX_AUTHOR": "  Agent One \t"}) == "Agent One"
+    assert settings.author({"CTX_AUTHOR": "   "}) is None
+    assert settings.author({"CTX_AUTHOR": ""}) is None
+    assert settings.author({}) is None
 
 
 # --- set: defaults (§3.4, §3.5, §3.7, §3.1) -------------------------------------------------------

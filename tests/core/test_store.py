@@ -293,6 +293,7 @@ def _hold_lock(root: Path) -> int:
     return fd
 
 
+@pytest.mark.slow
 def test_write_times_out_while_another_holder_has_the_flock(root, context, monkeypatch):
     monkeypatch.setenv("CTX_LOCK_TIMEOUT", "0.5")
     fd = _hold_lock(root)
@@ -309,6 +310,7 @@ def test_write_times_out_while_another_holder_has_the_flock(root, context, monke
     assert read_store_file(root)["entries"]["k"]["value"] == "v"
 
 
+@pytest.mark.slow
 def test_write_waits_for_the_flock_then_proceeds(root, context, monkeypatch):
     monkeypatch.setenv("CTX_LOCK_TIMEOUT", "20")
     fd = _hold_lock(root)
@@ -332,6 +334,7 @@ def test_write_waits_for_the_flock_then_proceeds(root, context, monkeypatch):
     assert read_store_file(root)["entries"]["k_locked"]["value"] == "x"
 
 
+@pytest.mark.slow
 def test_lock_held_by_another_process_times_out_cli(root, run):
     (root / "memory").mkdir(parents=True)
     holder = subprocess.Popen(
@@ -355,6 +358,7 @@ def test_lock_held_by_another_process_times_out_cli(root, run):
     assert run("set", "k", "v").exit_code == 0
 
 
+@pytest.mark.slow
 def test_lock_excludes_other_threads_of_the_same_process(root):
     (root / "memory").mkdir(parents=True)
     holding = threading.Event()

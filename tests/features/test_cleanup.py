@@ -8,7 +8,6 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
 from support.stores import make_entry, read_entries, snapshot
 from ctx.features.cleanup import parse_duration
 from ctx.errors import InvalidArgument

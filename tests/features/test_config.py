@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
 from ctx.features.config import check_store_policy, get_value
 from ctx.errors import InvalidArgument, StoreError
 from support.gitutil import commit_count, message, subject, tree_paths

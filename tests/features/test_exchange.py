@@ -8,7 +8,6 @@ import stat
 
 import pytest
 
-import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
 from support.stores import make_entry, read_entries, read_store_file, snapshot
 from support.gitutil import commit_count, message, subject
 

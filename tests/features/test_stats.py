@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
 from support.stores import make_entry, snapshot
 from support.gitutil import commit_count, git_out
 

@@ -8,7 +8,6 @@ import stat
 
 import pytest
 
-import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
 from support.stores import snapshot
 from ctx.summaries import SUMMARY_NAME, newest_summary
 from ctx.summaries import today

@@ -10,7 +10,6 @@ import subprocess
 
 import pytest
 
-import ctx.cli.cmd_more  # noqa: F401  (registers the commands on ctx.cli.cli)
 from ctx.features.wire import BEGIN, END, HOOK_MARK, LAUNCHER_MARK
 
 SETTINGS = {
@@ -163,6 +162,7 @@ def test_codex_and_gemini_paths(run, root, home, tmp_path, monkeypatch):
     assert not (tmp_path / "codex-home" / "AGENTS.md").exists()
 
 
+@pytest.mark.slow
 def test_launcher_is_written_executable_and_runs(run, root, home, tmp_path):
     ok(run("set", "current_focus", "Ship the upload fix"))
     shown = ok(run("wire", "launcher"))

@@ -62,6 +62,7 @@ def test_fast_commits_match_libgit2_byte_for_byte(tmp_path, runner, monkeypatch)
 HEAVY = ("pygit2", "click", "dataclasses", "inspect", "typing", "subprocess")
 
 
+@pytest.mark.slow
 def test_a_plain_write_does_not_load_libgit2_or_other_heavy_modules(root, run):
     assert run("set", "a", "one", author="A").exit_code == 0   # the first: libgit2 sets things up
     code = ("import sys\nsys.argv = ['ctx', 'set', 'b', 'two']\nfrom ctx.cli.fast import main\n"

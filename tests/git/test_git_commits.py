@@ -236,6 +236,7 @@ def test_git_config_name_without_email_derives_the_address(run, root):
     assert author(root) == ("Jane Q. Operator", "jane-q-operator@ctx.invalid")
 
 
+@pytest.mark.slow
 def test_global_git_config_identity_in_a_real_process(root):
     home = Path(os.environ["HOME"])
     (home / ".gitconfig").write_text(
@@ -357,6 +358,7 @@ def test_reads_change_no_byte_and_make_no_commit(run, populated):
     assert len(status_lines(root)) == 2  # the outside edits are still not committed
 
 
+@pytest.mark.slow
 def test_reads_in_a_real_process_change_nothing(populated):
     root = populated
     before = snapshot(root)
@@ -512,6 +514,7 @@ def test_root_inside_another_repository_commits_only_to_its_own(run, tmp_path):
     assert snapshot(outer / ".git") == outer_git
 
 
+@pytest.mark.slow
 def test_root_inside_another_repository_in_a_real_process(tmp_path):
     outer = tmp_path / "project"
     git_init_outer(outer)
@@ -568,6 +571,7 @@ def test_git_dir_and_work_tree_in_the_environment_are_ignored(run, root, decoy, 
         "external change: sessions/s.md", "set shared/k: v", "init: context root"]
 
 
+@pytest.mark.slow
 def test_git_env_ignored_in_a_real_process_and_by_the_background_packing(root, decoy):
     other, env = decoy
     before = snapshot(other)
@@ -598,6 +602,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing_and_keep_history_linear(run, root, tmp_path):
     assert run("init").exit_code == 0
     start = commit_ids(root)
@@ -645,6 +650,7 @@ def test_concurrent_writers_lose_nothing_and_keep_history_linear(run, root, tmp_
 
 # --- the lock file and temporary files are never committed ----------------------------------
 
+@pytest.mark.slow
 def test_lock_is_never_committed_across_a_random_sequence(make_context, root):
     from ctx.errors import CtxError
     from ctxgit.porcelain.doctor import examine
@@ -872,6 +878,7 @@ def test_doctor_on_a_missing_root_creates_nothing(run, root):
 
 # --- branch, repository health, size ----------------------------------------------------------
 
+@pytest.mark.slow
 def test_branch_is_main_whatever_the_default_branch_setting(root):
     home = Path(os.environ["HOME"])
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = trunk\n")

@@ -515,6 +515,7 @@ def test_revert_without_history(run, root):
 
 # --- the real executable ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_history_log_and_get_at_in_a_real_process(run, root):
     for args, who in ((["set", "k", "one"], "Agent One"), (["set", "k", "two"], None),
                       (["delete", "k"], "Agent One")):
@@ -541,6 +542,7 @@ def test_history_log_and_get_at_in_a_real_process(run, root):
     assert run_ctx("get", "k", "--at", ids[1]).returncode == 1
 
 
+@pytest.mark.slow
 def test_diff_and_revert_in_a_real_process(root):
     for args in (["set", "k", "one"], ["set", "k", "two"], ["set", "j", "x"]):
         done = run_ctx(*args)
@@ -571,6 +573,7 @@ def _other_interpreter_path() -> Path:
     pytest.skip("no second name for the interpreter")
 
 
+@pytest.mark.slow
 def test_a_refused_revert_changes_nothing_whatever_the_interpreter_path(root):
     for args in (["set", "k", "one"], ["set", "k", "two"]):
         done = run_ctx(*args)
@@ -580,3 +583,46 @@ def test_a_refused_revert_changes_nothing_whatever_the_interpreter_path(root):
                              env=git_env(), capture_output=True, text=True, timeout=60)
     assert refused.returncode == 4, refused.stderr
     assert snapshot(root) == before
+
+
+# --- purge: the bytes a write would have left ---------------------------------------------
+
+def _with_time_of(raw: bytes, other: bytes) -> bytes:
+    """``raw`` with the ``last_updated`` of ``other`` (a purge rewrites no dates)."""
+    mine, theirs = (json.dumps(json.loads(r)["last_updated"]).encode() for r in (raw, other))
+    return raw.replace(b'"last_updated": ' + mine, b'"last_updated": ' + theirs, 1)
+
+
+def test_purging_the_only_entry_leaves_the_bytes_a_delete_leaves(run, root):
+    """A store file holding only the purged entry is left as ``ctx delete`` leaves it:
+    ``"entries": {}``, byte for byte (its date aside), in the rewritten commit and on disk."""
+    from ctxgit.porcelain.purge import cut_entry
+    assert run("set", "leak", "a value to purge").exit_code == 0
+    held = store_path(root).read_bytes()
+    assert list(json.loads(held)["entries"]) == ["leak"]
+    assert run("delete", "leak").exit_code == 0
+    deleted = store_path(root).read_bytes()
+    assert b'\n  "entries": {},\n' in deleted or b'\n  "entries": {}\n' in deleted
+    expected = _with_time_of(deleted, held)
+    assert cut_entry(held, "leak") == (expected, json.loads(held)["entries"]["leak"])
+    assert run("set", "leak", "set again, then purged").exit_code == 0
+    assert run("purge", "leak", "--yes").exit_code == 0
+    assert store_path(root).read_bytes() == _with_time_of(deleted, store_path(root).read_bytes())
+    assert show_file(root, "HEAD", "memory/shared.json").encode() == store_path(root).read_bytes()
+    assert show_file(root, "HEAD~1", "memory/shared.json").encode() == deleted
+    assert show_file(root, "HEAD~2", "memory/shared.json").encode() == expected
+
+
+@pytest.mark.parametrize("gone", ["first", "middle", "last", "ключ \"✓\""])
+def test_purge_cuts_an_entry_as_a_write_without_it_would_leave_the_file(gone):
+    from ctx.storage.files import serialize
+    from ctxgit.porcelain.purge import cut_entry
+    data = {"type": "shared", "version": "1", "last_updated": "2026-01-01T00:00:00Z",
+            "entries": {k: make_entry(f"value of {k}") for k in ["first", "middle", "ключ \"✓\"", "last"]},
+            "x_other_tool": {"kept": True}}
+    without = {**data, "entries": {k: v for k, v in data["entries"].items() if k != gone}}
+    assert cut_entry(serialize(data), gone) == (serialize(without), data["entries"][gone])
+    assert cut_entry(serialize(data), "missing") == (serialize(data), None)
+    four = json.dumps(data, indent=4).encode()  # another layout: parsed, and written as ctx writes
+    assert cut_entry(four, gone) == (serialize(without), data["entries"][gone])
+    assert cut_entry(four, "missing") == (four, None)

@@ -54,6 +54,7 @@ def test_a_local_remotes_lock_is_removed_only_when_it_holds_the_killed_push(tmp_
     assert lock.exists() != removed
 
 
+@pytest.mark.slow
 def test_remote_operations_in_one_root_take_turns(tmp_path, monkeypatch):
     _git(tmp_path)
     monkeypatch.setenv("CTX_REMOTE_WAIT_SECONDS", "0.2")
@@ -88,6 +89,7 @@ def test_every_git_lock_file_is_listed_with_its_age(tmp_path):
     assert all(59 <= age <= 62 for _, age in found)
 
 
+@pytest.mark.slow
 def test_a_git_child_holds_the_turn_until_it_exits(tmp_path, monkeypatch):
     """A ctx killed while its `git fetch` runs on: the orphaned git keeps the flock,
     so no other ctx recovers (removes) the locks it is still using."""

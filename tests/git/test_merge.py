@@ -1,6 +1,6 @@
-"""The entry-level three-way merge (ctxgit/merge.py), the tree merge
-(ctxgit/treemerge.py) and the git merge driver, as a library: each rule of
-merge.py's docstring, symmetry (merging ours into theirs or theirs into ours
+"""The entry-level three-way merge (ctx/entrymerge.py), the tree merge
+(ctxgit/sync/treemerge.py) and the git merge driver, as a library: each rule of
+entrymerge.py's docstring, symmetry (merging ours into theirs or theirs into ours
 gives the same bytes), idempotence, version and shape checks, summaries kept
 from both sides, RULES.md conflicts, links refused."""
 

@@ -32,9 +32,11 @@ from support.syncutil import (Machine, assert_converged, bare_head, clone_machin
 STORES = ("operator", "shared", "agent")
 
 
-@pytest.fixture(autouse=True, params=["git", "libgit2"])
+@pytest.fixture(autouse=True, params=[pytest.param("git", marks=pytest.mark.slow), "libgit2"])
 def transport(request, monkeypatch):
-    """Every test with both ways of fetching and pushing (ctxgit/transport.py)."""
+    """Every test with both ways of fetching and pushing (ctxgit/transport.py).
+    The git way starts git processes at each fetch and push: slow; the quick run
+    (-m "not slow") takes libgit2's, in process."""
     monkeypatch.setenv("CTX_GIT_TRANSPORT", request.param)
     return request.param
 
@@ -50,6 +52,7 @@ def history_values(machine: Machine, key: str) -> list[object]:
 
 # --- disjoint writes, fast-forward, merge commits -------------------------------------------
 
+@pytest.mark.slow
 def test_disjoint_writes_merge_and_converge_with_the_real_executable(tmp_path):
     bare = make_bare(tmp_path / "remote" / "ctx.git")
     a = Machine(tmp_path / "machine A", "Agent A")
@@ -179,6 +182,7 @@ def test_both_changed_the_value_the_later_timestamp_wins_and_is_reported(tmp_pat
         assert {"k2 from A", "k2 from B"} <= set(history_values(m, "k2"))
 
 
+@pytest.mark.parametrize("transport", ["git", "libgit2"], indirect=True)  # the git way in the quick run too
 def test_both_machines_merging_on_their_own_pick_the_same_winners(tmp_path):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.put({"k": entry("base", ts(1)), "j": entry("base", ts(1))})
@@ -364,6 +368,7 @@ def test_rules_md_changed_on_different_lines_merges_cleanly(tmp_path):
 
 # --- many machines ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_three_machines_in_a_ring_converge(tmp_path):
     x, y, z = (make_bare(tmp_path / "remotes" / f"{n}.git") for n in "xyz")
     a = clone_machine(x, tmp_path / "machine A", "A")
@@ -408,6 +413,7 @@ def test_three_machines_in_a_ring_converge(tmp_path):
     assert {m.head() for m in machines} == {head}
 
 
+@pytest.mark.slow
 def test_repeated_syncs_converge_to_byte_identical_store_files(tmp_path):
     bare, machines = network(tmp_path, "A", "B", "C")
     a, b, c = machines
@@ -435,6 +441,7 @@ def test_repeated_syncs_converge_to_byte_identical_store_files(tmp_path):
 
 # --- plain git pull with the merge driver -------------------------------------------------
 
+@pytest.mark.slow
 def test_git_pull_merges_store_files_entry_by_entry_with_the_merge_driver(tmp_path):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.put({"both": entry("base", ts(1))})
@@ -523,6 +530,7 @@ def _fail_merge_commit_once(monkeypatch) -> dict[str, int]:
     return state
 
 
+@pytest.mark.slow
 def test_a_merge_whose_commit_fails_changes_nothing_and_a_rerun_finishes_it(tmp_path, monkeypatch):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.ok("set", "from_a", "v1")
@@ -548,6 +556,7 @@ def test_a_merge_whose_commit_fails_changes_nothing_and_a_rerun_finishes_it(tmp_
     assert set(a.entries()) == {"seed", "from_a", "from_b"}
 
 
+@pytest.mark.slow
 def test_a_sync_killed_after_writing_the_merged_files_is_finished_by_a_rerun(tmp_path, monkeypatch):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.ok("set", "from_a", "v1")
@@ -572,6 +581,7 @@ def test_a_sync_killed_after_writing_the_merged_files_is_finished_by_a_rerun(tmp
     assert set(a.entries("agent")) == {"agent_a"}
 
 
+@pytest.mark.slow
 def test_a_fast_forward_killed_half_way_is_finished_by_a_rerun(tmp_path, monkeypatch):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.ok("set", "from_a", "v1")
@@ -697,6 +707,7 @@ PUSH_BUG = ("BUG: ctxgit/sync.py push recognises a non-fast-forward refusal only
             "and sync never retries")
 
 
+@pytest.mark.parametrize("transport", ["git", "libgit2"], indirect=True)  # the git way in the quick run too
 def test_push_is_refused_when_the_remote_has_changes_this_machine_lacks(tmp_path):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.ok("set", "x", "v1")
@@ -708,6 +719,7 @@ def test_push_is_refused_when_the_remote_has_changes_this_machine_lacks(tmp_path
     assert bare_head(bare) == a.head()
 
 
+@pytest.mark.slow
 def test_sync_retries_when_someone_pushes_between_its_pull_and_its_push(tmp_path, monkeypatch):
     bare, (a, b, c) = network(tmp_path, "A", "B", "C")
     a.ok("set", "from_a", "v1")
@@ -751,6 +763,7 @@ def test_sync_gives_up_when_the_remote_keeps_moving(tmp_path, monkeypatch):
     assert len(pushes) == sync_module.PUSH_RETRIES
 
 
+@pytest.mark.slow
 def test_remote_add_and_remote_v_list_the_url(tmp_path):
     m = Machine(tmp_path / "m", "M")
     m.sh("init")
@@ -780,6 +793,7 @@ def test_pull_without_any_remote_says_how_to_add_one(tmp_path):
     assert "ctx remote add" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_remote_that_is_gone_is_one_clear_line_and_changes_nothing(tmp_path, transport):
     bare, (a,) = network(tmp_path, "A")
     a.ok("set", "k", "v")
@@ -798,6 +812,7 @@ def test_a_remote_that_is_gone_is_one_clear_line_and_changes_nothing(tmp_path, t
     assert not (a.root / ".git" / "ctx" / "remote-op").exists()
 
 
+@pytest.mark.slow
 def test_a_push_the_remote_refuses_is_reported_and_not_retried_as_a_race(tmp_path, transport):
     if transport == "libgit2":
         pytest.skip("libgit2 pushes to a local path in process: the remote's hooks never run")
@@ -833,6 +848,7 @@ def test_clone_from_an_empty_bare_repository_gives_a_new_context_that_pushes_the
     assert_converged([a, b], bare)
 
 
+@pytest.mark.slow
 def test_clone_takes_main_when_the_bare_head_names_a_missing_master(tmp_path):
     bare = make_bare(tmp_path / "remote.git")
     assert (bare / "HEAD").read_text().strip() == "ref: refs/heads/master"
@@ -881,6 +897,7 @@ def test_clone_refuses_a_remote_whose_store_has_another_format_version(tmp_path)
     assert not (b.root / "memory" / "shared.json").exists()
 
 
+@pytest.mark.slow
 def test_a_sync_interrupted_between_its_merge_and_its_push_is_finished_by_a_rerun(tmp_path, monkeypatch):
     bare, (a, b) = network(tmp_path, "A", "B")
     a.ok("set", "from_a", "v1")

@@ -1,4 +1,4 @@
-"""Which way fetch and push go (ctxgit/transport.py); both ways run in tests/test_sync.py."""
+"""Which way fetch and push go (ctxgit/sync/transport.py); both ways run in tests/git/test_sync.py."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def test_the_operators_ssh_set_up_is_kept_and_redirections_dropped(monkeypatch):
     assert env["GIT_TERMINAL_PROMPT"] == "0"
 
 
+@pytest.mark.slow
 def test_a_remote_that_never_answers_is_given_up_and_the_next_sync_recovers(tmp_path, monkeypatch):
     """A fetch over a link that hangs (here: an ssh that never answers) is stopped after
     CTX_REMOTE_TIMEOUT with one clear line; the local context is untouched."""

@@ -30,6 +30,10 @@ RULE_IDS = [r.id for r in RULES]
 DESCRIPTION = {r.id: r.description for r in RULES}
 SUMMARY = "sessions/2026-11-30_session.md"
 ACCEPTANCE_RULES = ["aws-access-token", "private-key", "generic-api-key", "slack-bot-token"]
+# every kind end to end in the full run; the acceptance test's four in the quick one
+# (-m "not slow"), where test_secrets.py still checks each kind's pattern
+RULE_IDS_FOUR_QUICK = [r if r in ACCEPTANCE_RULES else pytest.param(r, marks=pytest.mark.slow)
+                       for r in RULE_IDS]
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -84,6 +88,7 @@ def test_ctx_scan_console_script_exists():
     assert ctx_scan_exe().is_file() and os.access(ctx_scan_exe(), os.X_OK)
 
 
+@pytest.mark.slow
 def test_ctx_scan_script_on_files_with_and_without_secrets(tmp_path):
     clean = tmp_path / "notes.md"
     clean.write_text("# Notes\n\nmax_tokens=4096; see 3f2a91c and https://x.invalid/?a=1&b=2\n")
@@ -172,6 +177,7 @@ def test_pre_commit_hooks_yaml_declares_the_hook():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pre_commit") is None, reason="pre-commit is not installed")
+@pytest.mark.slow
 def test_pre_commit_try_repo(tmp_path):
     """``pre-commit try-repo`` builds the hook from this checkout (it needs PyPI for
     click and pygit2) and runs it on files with and without a secret."""
@@ -197,7 +203,7 @@ def test_pre_commit_try_repo(tmp_path):
 
 # --- --staged: what the git hook runs ------------------------------------------------------
 
-@pytest.mark.parametrize("rule", RULE_IDS)
+@pytest.mark.parametrize("rule", RULE_IDS_FOUR_QUICK)
 def test_staged_scan_refuses_a_store_file_and_a_summary_with_each_kind(ctx_root, monkeypatch, capsys, rule):
     monkeypatch.chdir(ctx_root)
     path = add_entry_by_hand(ctx_root, "leaked", in_prose(SAMPLES[rule]))
@@ -266,6 +272,7 @@ def test_hook_is_installed_with_the_repository(ctx_root):
 
 
 @pytest.mark.parametrize("rule", ACCEPTANCE_RULES)
+@pytest.mark.slow
 def test_manual_commit_of_a_store_file_with_a_credential_is_refused(ctx_root, rule):
     head = git_out(ctx_root, "rev-parse", "HEAD")
     path = add_entry_by_hand(ctx_root, "deploy_notes", in_prose(SAMPLES[rule]))
@@ -280,6 +287,7 @@ def test_manual_commit_of_a_store_file_with_a_credential_is_refused(ctx_root, ru
 
 
 @pytest.mark.parametrize("rule", ACCEPTANCE_RULES)
+@pytest.mark.slow
 def test_manual_commit_of_a_summary_with_a_credential_is_refused(ctx_root, rule):
     head = git_out(ctx_root, "rev-parse", "HEAD")
     path = ctx_root / SUMMARY
@@ -299,6 +307,7 @@ def test_manual_commit_of_a_summary_with_a_credential_is_refused(ctx_root, rule)
     ("memory/.shared.json.tmp", "a temporary file of an unfinished write"),
     ("sessions/draft.md.swp", "a temporary file"),
 ])
+@pytest.mark.slow
 def test_manual_commit_of_a_forbidden_path_is_refused(ctx_root, path, reason):
     head = git_out(ctx_root, "rev-parse", "HEAD")
     full = ctx_root / path
@@ -311,6 +320,7 @@ def test_manual_commit_of_a_forbidden_path_is_refused(ctx_root, path, reason):
     assert git_out(ctx_root, "rev-parse", "HEAD") == head
 
 
+@pytest.mark.slow
 def test_manual_clean_commit_passes(ctx_root):
     before = commit_count(ctx_root)
     add_entry_by_hand(ctx_root, "note", "Fixed in 3f2a91c0d4e5b6a7980112233445566778899aabb; "
@@ -328,6 +338,7 @@ def test_manual_clean_commit_passes(ctx_root):
     "staging db\npassword=" + secret_body("generic-api-key"),
     'config: password="' + secret_body("generic-api-key") + '"',
 ])
+@pytest.mark.slow
 def test_manual_commit_of_a_multiline_value_with_a_credential_is_refused(ctx_root, value):
     add_entry_by_hand(ctx_root, "deploy_notes", value)
     git(ctx_root, "add", "memory/shared.json")
@@ -368,6 +379,7 @@ def test_hooks_install_never_overwrites_a_foreign_hook(run, ctx_root):
         assert hook.read_text() == foreign
 
 
+@pytest.mark.slow
 def test_hooks_install_with_core_hooks_path_protects_or_says_so(run, ctx_root):
     git(ctx_root, "config", "core.hooksPath", ".githooks")
     result = run("hooks", "install")
@@ -409,7 +421,7 @@ def write_args(place: str, text: str) -> list[str]:
     }[place]
 
 
-@pytest.mark.parametrize("rule", RULE_IDS)
+@pytest.mark.parametrize("rule", RULE_IDS_FOUR_QUICK)
 def test_each_kind_is_refused_in_every_place_and_a_summary_is_not_committed(run, root, rule):
     """A value, a derivation, the note of amend, resolve and supersede: refused, and
     nothing changes. Then a summary written by hand: the next write warns and

@@ -25,6 +25,8 @@ import pytest
 
 from support import relutil as R
 
+pytestmark = pytest.mark.slow  # real processes, kills, full disks, many examples
+
 SEED = int(os.environ.get("CTX_RELIABILITY_SEED") or random.randrange(2**32))
 
 

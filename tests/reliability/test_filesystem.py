@@ -25,6 +25,8 @@ import pytest
 
 from support import relutil as R
 
+pytestmark = pytest.mark.slow  # real processes, kills, full disks, many examples
+
 PR_CAPBSET_DROP = 24
 DAC_CAPABILITIES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
 

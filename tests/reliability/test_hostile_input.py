@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 
 from support import relutil as R
 
+pytestmark = pytest.mark.slow  # real processes, kills, full disks, many examples
+
 EXAMPLES = int(os.environ.get("CTX_RELIABILITY_EXAMPLES") or 25)
 PROPERTY = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -340,18 +342,23 @@ def test_a_large_value_of_keyword_like_text_is_scanned_in_reasonable_time(root):
 _DEPTHS = r'''
 import io, json, sys
 from ctx.cli import fast as fastcli
+from ctx.cli.run import invoke
+from ctx.cli.table import fast_commands
 
-def main():  # as deep in the stack as the console script's main() -> run()
+def run(name, values):
+    return invoke(fast_commands()[name], values)
+
+def main():  # as deep in the stack as the console script's main() -> invoke()
     status = {}
     for depth in range(int(sys.argv[1]), int(sys.argv[2])):
         text = "[" * depth + "]" * depth
         err = io.StringIO()
         sys.stderr, saved = err, sys.stderr
         try:
-            code = fastcli.run("set", fastcli.parse("set", [f"deep{depth}", text]))
+            code = run("set", fastcli.parse("set", [f"deep{depth}", text]))
             status[depth] = [code, err.getvalue()]
             if code == 0:  # keep the store small: a deep array pretty-printed is about depth**2 bytes
-                fastcli.run("delete", fastcli.parse("delete", [f"deep{depth}"]))
+                run("delete", fastcli.parse("delete", [f"deep{depth}"]))
         finally:
             sys.stderr = saved
     print(json.dumps(status))

@@ -1,0 +1,148 @@
+"""The everyday commands: start, brief, get, the writes of §4, search, list, reindex."""
+
+from __future__ import annotations
+
+from ctx.cli.output import print_results, write_done
+from ctx.model import STORES
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ctx.cli.run import Run
+    from ctx.results import Filters
+
+
+def head(root: Path) -> str | None:
+    """The short id of the commit the stores are at, read from .git's files."""
+    from ctxgit.plumbing.refs import head_short_id
+    return head_short_id(root)
+
+
+# --- reads ----------------------------------------------------------------------------
+
+def start(run: Run, days: int, changes: int) -> None:
+    from ctx.brief import start_payload
+    from ctx.errors import CtxError
+    context = run.context(cache="read")  # writes nothing, not even the index
+    try:
+        run.out(start_payload(context, days=days, changes=changes, commit=head(context.root)).rstrip("\n"))
+    except CtxError as error:  # start never fails a session (§5.1)
+        run.out(f"ctx: the context at {context.root} could not be read: {error}")
+
+
+def brief(run: Run, days: int, changes: int, as_json: bool) -> None:
+    from ctx.brief import build_brief, render_brief
+    context = run.context()
+    built = build_brief(context, days=days, changes=changes)
+    built.commit = head(context.root)
+    if as_json:
+        run.json(built.as_json())
+    else:
+        run.out(render_brief(built).rstrip("\n"))
+
+
+def get(run: Run, key: str, store: str, all_stores: bool, at: str | None, verbose: bool, as_json: bool) -> None:
+    from ctx.display import result_json, show_entry
+    from ctx.results import Result
+    context = run.context()
+    if at is not None:
+        from ctx.cli.run import require_git
+        from ctxgit.porcelain.history import entries_as_of
+        require_git("ctx get --at")
+        results = entries_as_of(context.root, key, list(STORES) if all_stores else [store], at)
+    else:
+        results = context.get_all(key) if all_stores else [Result(store, key, context.get(key, store))]
+    if as_json:
+        run.json([result_json(r) for r in results] if all_stores else result_json(results[0]))
+    else:
+        run.out("\n\n".join(show_entry(r, verbose) for r in results))
+
+
+def filters(store: str | None, tags: list[str], source: str | None, status: str | None, scope: str | None,
+            since: str | None, prefix: str | None) -> Filters:
+    from ctx.model import parse_ts
+    from ctx.results import Filters
+    return Filters(store=store, tags=tuple(tags), source=source, status=status, scope=scope,
+                   since=parse_ts(since) if since is not None else None, prefix=prefix)
+
+
+def search(run: Run, pattern: str, store: str | None, tags: list[str], source: str | None, status: str | None,
+           scope: str | None, since: str | None, prefix: str | None, full_text: bool, limit: int,
+           verbose: bool, as_json: bool) -> None:
+    found = filters(store, tags, source, status, scope, since, prefix)
+    context = run.context()
+    if full_text:
+        from ctx.display import result_json
+        from ctx.fulltext import search as words_search
+        ranked = words_search(context, pattern, found, limit)
+        if as_json:
+            run.json([{**result_json(r), "score": n} for r, n in ranked])
+        else:
+            print_results(run, [r for r, _ in ranked], verbose, False)
+        return
+    print_results(run, context.select(found, pattern, limit), verbose, as_json)
+
+
+def list_(run: Run, store: str | None, tags: list[str], source: str | None, status: str | None,
+          scope: str | None, since: str | None, prefix: str | None, keys_only: bool, limit: int | None,
+          verbose: bool, as_json: bool) -> None:
+    found = filters(store, tags, source, status, scope, since, prefix)
+    print_results(run, run.context().select(found, None, limit), verbose, as_json, keys_only)
+
+
+def reindex(run: Run, as_json: bool) -> None:
+    from ctx.fulltext import search as words_search
+    from ctx.storage.index import drop
+    context = run.context()
+    drop(context.root)
+    counts = context.counts()
+    words_search(context, "x", filters(None, [], None, None, None, None, None), 1)  # builds FTS too
+    if as_json:
+        run.json({"reindexed": counts})
+        return
+    run.out(f"reindexed {sum(counts.values())} entries ({', '.join(f'{n} {c}' for n, c in counts.items())})")
+
+
+# --- writes ---------------------------------------------------------------------------
+
+def set_(run: Run, key: str, value: list[str], store: str, source: str | None, basis: str | None,
+         scope: str | None, tags: list[str], derivation: str | None, force: bool, as_json: bool) -> None:
+    from ctx.model import parse_value
+    context = run.context()
+    entry = context.set(key, parse_value(" ".join(value)), store=store, source=source, basis=basis, scope=scope,
+                        tags=list(tags) if tags else None, derivation=derivation, force=force)
+    write_done(run, context, {"store": store, "key": key, "entry": entry}, f"set {store}/{key}", as_json)
+
+
+def amend(run: Run, key: str, note: list[str], store: str, force: bool, as_json: bool) -> None:
+    context = run.context()
+    entry = context.amend(key, " ".join(note), store=store, force=force)
+    write_done(run, context, {"store": store, "key": key, "entry": entry}, f"amended {store}/{key}", as_json)
+
+
+def supersede(run: Run, key: str, by: str, note: str | None, store: str, force: bool, as_json: bool) -> None:
+    context = run.context()
+    entry, warnings = context.supersede(key, by, note=note, store=store, force=force)
+    write_done(run, context, {"store": store, "key": key, "entry": entry}, f"superseded {store}/{key} by {by}",
+               as_json, warnings)
+
+
+def resolve(run: Run, key: str, note: str | None, store: str, force: bool, as_json: bool) -> None:
+    context = run.context()
+    entry = context.resolve(key, note=note, store=store, force=force)
+    write_done(run, context, {"store": store, "key": key, "entry": entry}, f"resolved {store}/{key}", as_json)
+
+
+def basis(run: Run, key: str, basis: str, store: str, as_json: bool) -> None:
+    context = run.context()
+    entry = context.set_basis(key, basis, store=store)
+    write_done(run, context, {"store": store, "key": key, "entry": entry}, f"basis of {store}/{key}: {basis}",
+               as_json)
+
+
+def delete(run: Run, key: str, store: str, as_json: bool) -> None:
+    context = run.context()
+    entry = context.delete(key, store=store)
+    write_done(run, context, {"store": store, "key": key, "entry": entry, "deleted": True},
+               f"deleted {store}/{key}", as_json)

@@ -1,0 +1,129 @@
+"""The optional features (§10): export, import, cleanup, stats, config; and wire (§5.3).
+The work is in ``ctx/features/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctx.errors import InvalidArgument
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.cli.run import Run
+
+
+def export(run: Run, store: str | None, output: str | None) -> None:
+    from ctx.features.exchange import export_bytes
+    from ctx.storage.files import atomic_write
+    context = run.context()
+    content = export_bytes(context, store)
+    if output is None:
+        run.out(content.decode("utf-8"), end="")
+        return
+    path = Path(output).expanduser().absolute()
+    if path.resolve().is_relative_to(context.root.resolve()):
+        raise InvalidArgument(f"{path}: inside the context root; write the export elsewhere")
+    if path.is_dir():
+        raise InvalidArgument(f"{path}: is a directory")
+    atomic_write(path, content)
+    run.out(f"exported {store or 'all stores'} to {path}")
+
+
+def import_(run: Run, file: str, store: str | None, dry_run: bool, force: bool, as_json: bool) -> None:
+    from ctx.features.exchange import parse_export, read_import_file, run_import
+    raw, name = read_import_file(file)
+    incoming = parse_export(raw, name)
+    if store is not None:
+        incoming = {store: incoming.get(store, {})}
+    context = run.context()
+    plan = run_import(context, incoming, dry_run=dry_run, force=force)
+    run.warn(context)
+    if as_json:
+        run.json(plan.as_json(dry_run))
+        return
+    for mark, rows in (("+", plan.added), ("~", plan.changed)):
+        for s, k in rows:
+            conflict = "  (both changed the value; the later one kept)" if (s, k) in plan.conflicts else ""
+            run.out(f"{mark} {s}/{k}{conflict}")
+    verb = "would import" if dry_run else "imported"
+    run.out(f"{verb}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.kept)} kept"
+            + (" (dry run: nothing written)" if dry_run else ""))
+
+
+def cleanup(run: Run, older_than: str, dry_run: bool, as_json: bool) -> None:
+    from ctx.features.cleanup import cleanup as run_cleanup
+    context = run.context()
+    plan = run_cleanup(context, older_than, dry_run=dry_run)
+    run.warn(context)
+    if as_json:
+        run.json(plan.as_json(dry_run))
+        return
+    for store, key, entry in plan.expired:
+        run.out(f"- {store}/{key}  {entry.get('timestamp')}")
+    for store, key in plan.skipped:
+        run.err(f"ctx: warning: {store}/{key}: timestamp unreadable; skipped")
+    verb = "would delete" if dry_run else "deleted"
+    run.out(f"{verb} {len(plan.expired)} expired session entries (older than {older_than})")
+
+
+def stats(run: Run, store: str | None, as_json: bool) -> None:
+    from ctx.features.stats import render, stats as compute
+    context = run.context()
+    commits = None
+    if (context.root / ".git").is_dir():
+        from ctxgit.porcelain.history import log
+        commits = [(row.author, row.time) for row in log(context.root)]
+    result = compute(context, store, commits)
+    if as_json:
+        run.json(result.as_json())
+    else:
+        run.out(render(result))
+
+
+def config(run: Run, key: str | None, value: str | None, as_json: bool) -> None:
+    import json
+
+    from ctx.features.config import all_values, get_value, set_value
+    context = run.context()
+    if key is None:
+        values = all_values(context.root)
+    elif value is None:
+        values = {key: get_value(context.root, key)}
+    else:
+        new, changed = set_value(context, key, value)
+        run.warn(context)
+        values = {key: new}
+        if not as_json:
+            run.out(f"{key} = {json.dumps(new)}" + ("" if changed else " (unchanged)"))
+            return
+    if as_json:
+        run.json(values)
+    else:
+        for name, shown in values.items():
+            run.out(f"{name} = {json.dumps(shown)}")
+
+
+def wire(run: Run, target: str, do_apply: bool, project: bool, agent: str | None, only_under: str | None,
+         as_json: bool) -> None:
+    from ctx.features.wire import apply, plan
+    from ctx import settings
+    under = Path(only_under).expanduser().absolute() if only_under else None
+    if under is not None and under.exists() and not under.is_dir():
+        raise InvalidArgument(f"--only-under {only_under}: not a directory")
+    wired = plan(target, settings.home(), agent=agent, project=project, only_under=under)
+    if do_apply:
+        apply(wired)
+    if as_json:
+        run.json(wired.as_json())
+        return
+    for note in wired.notes:
+        run.err(f"ctx: note: {note}")
+    if not wired.changed:
+        run.out(f"{wired.path}: already wired; nothing to change")
+        return
+    run.out(wired.diff(), end="")
+    if wired.applied:
+        backup = f" (backup: {wired.backup})" if wired.backup else ""
+        run.out(f"wrote {wired.path}{backup}")
+    else:
+        run.out(f"(not written: add --apply to change {wired.path})")

@@ -1,0 +1,151 @@
+"""The git-native commands: history, log, diff, revert, doctor, hooks install, scan, purge.
+The work is in ``ctxgit/porcelain/``; pygit2 loads only when one of these runs."""
+
+from __future__ import annotations
+
+from ctx.errors import InvalidArgument
+from ctx.model import STORES, parse_ts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ctx.cli.run import Run
+
+
+def _excerpt(value: Any, bound: int = 80) -> str:
+    from ctx.display import excerpt
+    return excerpt(value, bound)
+
+
+def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None, verbose: bool,
+            as_json: bool) -> None:
+    from ctx.display import local_time, status_tag, value_block
+    from ctxgit.porcelain.history import history as versions_of
+    versions = versions_of(run.context().root, key, list(STORES) if all_stores else [store], limit)
+    if as_json:
+        run.json([v.as_json() for v in versions])
+        return
+    for v in versions:
+        where = f"{v.store}/{v.key}  " if all_stores else ""
+        when = local_time(v.info.time.isoformat())
+        event = "deleted" if v.deleted else ("created" if v.created else v.info.operation or "changed")
+        head = f"{v.info.short}  {when}  {v.info.author}  {where}{event}"
+        if v.deleted:
+            run.out(head)
+            continue
+        status = status_tag(v.entry)
+        if verbose:
+            run.out(f"{head}{status}\n{value_block(v.entry.get('value'))}\n")
+        else:
+            run.out(f"{head}{status}: {_excerpt(v.entry.get('value'))}")
+
+
+def log(run: Run, key: str | None, store: str | None, author: str | None, since: str | None,
+        limit: int | None, as_json: bool) -> None:
+    from ctx.display import local_time
+    from ctxgit.porcelain.history import log as commits
+    rows = commits(run.context().root, key=key, store=store, author=author,
+                   since=parse_ts(since) if since is not None else None, limit=limit)
+    if as_json:
+        run.json([r.as_json() for r in rows])
+        return
+    for r in rows:
+        run.out(f"{r.short}  {local_time(r.time.isoformat())}  {r.author}  {r.subject}")
+
+
+def diff(run: Run, rev: str | None, rev2: str | None, store: str | None, since: str | None, as_json: bool) -> None:
+    from ctxgit.porcelain.diff import diff as entry_diff
+    result = entry_diff(run.context().root, rev, rev2, store=store,
+                        since=parse_ts(since) if since is not None else None)
+    if as_json:
+        run.json(result.as_json())
+        return
+    run.out(f"diff {result.source}..{result.target}: {len(result.entries)} entries changed")
+    for d in result.entries:
+        where = f"{d.store}/{d.key}"
+        if d.kind == "added":
+            run.out(f"+ {where}: {_excerpt(d.after.get('value'))}")
+        elif d.kind == "removed":
+            run.out(f"- {where}: {_excerpt(d.before.get('value'))}")
+        else:
+            run.out(f"~ {where}")
+            for name, (old, new) in d.fields().items():
+                shown_old = "(none)" if old is None else _excerpt(old, 60)
+                shown_new = "(none)" if new is None else _excerpt(new, 60)
+                run.out(f"    {name}: {shown_old} -> {shown_new}")
+
+
+def revert(run: Run, rev: str, as_json: bool) -> None:
+    from ctxgit.porcelain.revert import revert as undo
+    short, edits = undo(run.context(), rev)
+    if as_json:
+        run.json({"reverted": short, "entries": [{"store": e.store, "key": e.key, "entry": e.after} for e in edits]})
+        return
+    run.out(f"reverted {short}: " + ", ".join(f"{e.store}/{e.key}" for e in edits))
+
+
+def doctor(run: Run, check: bool, as_json: bool) -> int:
+    from ctx.settings import flag
+    from ctxgit.porcelain.doctor import examine
+    context = run.context()
+    with_git = not flag("CTX_NO_GIT")
+    findings = examine(context, repair=not check, git=with_git)
+    if not with_git and not as_json:
+        run.err("ctx: CTX_NO_GIT=1: the store files were checked; the repository was not")
+    if as_json:
+        run.json([{"problem": f.problem, "repaired": f.repaired, "fixable": f.fixable} for f in findings])
+    elif not findings:
+        run.out(f"ctx doctor: {context.root} is in order")
+    else:
+        for f in findings:
+            run.out(f.line())
+    return 1 if any(not f.repaired for f in findings) else 0
+
+
+def hooks_install(run: Run, as_json: bool) -> int:
+    from ctx.storage.lock import context_lock
+    from ctxgit.plumbing.repo import ensure_repo
+    from hooks.install import install
+    context = run.context()
+    context.init()
+    with context_lock(context.root):
+        ensure_repo(context.root)
+    result = install(context.root)
+    if as_json:
+        run.json({"path": str(result.path), "status": result.status, "ok": result.ok})
+    else:
+        run.out(result.message())
+    return 0 if result.ok else 1
+
+
+def scan(run: Run, in_history: bool, as_json: bool) -> int:
+    from ctxgit.porcelain.scan import scan_current, scan_history
+    if in_history:
+        from ctx.cli.run import require_git
+        require_git("ctx scan --history")
+    root = run.context().root
+    reports = scan_current(root) + (scan_history(root) if in_history else [])
+    if as_json:
+        run.json([r.as_json() for r in reports])
+    elif not reports:
+        run.out("ctx scan: no credentials found" + (" in the files or the history" if in_history else ""))
+    else:
+        for report in reports:
+            run.out(report.line())
+    return 1 if reports else 0
+
+
+def purge(run: Run, key: str, store: str, yes: bool, as_json: bool) -> None:
+    if not yes:
+        raise InvalidArgument("purge rewrites the whole history; add --yes to do it")
+    from ctxgit.porcelain.purge import purge as rewrite
+    result = rewrite(run.context(), key, store)
+    if as_json:
+        run.json({"purged": f"{store}/{key}", "rewritten": result.rewritten, "old_head": result.old_head,
+                  "new_head": result.new_head, "pruned": result.pruned, "notes": result.notes})
+        return
+    run.out(f"purged {store}/{key}: rewrote {result.rewritten} commits "
+            f"({result.first[:8]}..{result.old_head[:8]} is now ..{result.new_head[:8]})")
+    for note in result.notes:
+        run.err(f"ctx: warning: {note}")

@@ -1,0 +1,136 @@
+"""The command table, continued: the optional features of §10 (export, import,
+cleanup, stats, config), session summaries (§7) and wiring a harness (§5.3).
+Their handlers are in ``commands/features.py`` and ``commands/summary.py``."""
+
+from __future__ import annotations
+
+from ctx.cli.params import ANY_STORE, FLAG, HARNESSES, JSON, Arg, Command, Opt
+
+FEATURES: tuple[Command, ...] = (
+    Command("export", "features:export", "All stores (or one) as one JSON file.",
+            "Write every store, or one, to one JSON file (stdout without -o). Reads only.", """\
+Examples:
+  ctx export -o ~/ctx-backup.json
+  ctx export --store operator > operator.json
+File shape: {"format": "ctx-export", "version": "1", "exported": TIME,
+  "stores": {store: {"type", "version", "last_updated", "entries": {...},
+  other top-level keys}}}.
+""", options=(ANY_STORE, Opt("output", "-o", "--output", metavar="FILE", help="Write FILE (mode 0600) instead of stdout.")),
+            reads=True),
+    Command("import", "features:import_", "Merge an export file in, as one commit.", """\
+Merge FILE (from `ctx export`; - for stdin) into the context, entry by
+entry, as one commit. Refuses a file of an unknown format or version.""", """\
+Examples:
+  ctx import ~/ctx-backup.json --dry-run
+  ctx import laptop.json --store shared --json
+
+Rules (those of sync, for a file with no common ancestor): a key only here
+is kept (import never deletes); a key only in the file is added; a key
+equal on both sides is kept; a key on both sides with different content
+is merged field by field: a field on one side only is taken, a field both
+sides hold differently comes from the entry with the later timestamp
+(listed as a conflict when it is the value); created is the earliest,
+timestamp the latest; a status set on either side is kept.
+JSON shape: {"dry_run", "added", "changed", "kept", "conflicts"}, each a
+  list of {"store", "key"}.
+""", args=(Arg("file", help="The export file, or - for stdin."),),
+            options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices, help="Only this store of the file."),
+                     Opt("dry_run", "--dry-run", kind=FLAG, help="Report what would change; write nothing."),
+                     Opt("force", "--force", kind=FLAG, help="Import even values that look like credentials (§11)."),
+                     JSON), idempotent=True),
+    Command("cleanup", "features:cleanup", "Delete expired session-scoped entries (§3.7).",
+            "Delete session-scoped entries older than AGE, in one commit.", """\
+Examples:
+  ctx cleanup --dry-run
+  ctx cleanup --older-than 7d --json
+An entry expires when its scope is session and its timestamp is older
+than the threshold; one whose timestamp cannot be read is skipped.
+JSON shape: {"dry_run", "cutoff", "deleted": [{"store", "key",
+  "timestamp"}], "skipped": [{"store", "key"}]}.
+""", options=(Opt("older_than", "--older-than", default="24h", metavar="AGE", help="Minutes, hours or days: 30m, 24h, 7d."),
+              Opt("dry_run", "--dry-run", kind=FLAG, help="List what would go; write nothing."), JSON),
+            idempotent=True, destructive=True),
+    Command("stats", "features:stats", "Counts by store, source, basis, scope, status, tag.", """\
+Count the entries by store, source, basis, scope, status and tag, and the
+repository's commits and authors. Reads only.""", """\
+Examples:
+  ctx stats
+  ctx stats --store shared --json
+JSON shape: {"entries", "stores": {store: n}, "source": {..}, "basis":
+  {..}, "scope": {..}, "status": {"current", "amended", ...}, "tags":
+  {tag: n}, "repository": null | {"commits", "authors": {name: n},
+  "first", "last"}}. The repository part is the whole repository's.
+""", options=(ANY_STORE, JSON), reads=True),
+    Command("config", "features:config", "Get or set the context's configuration.",
+            "Print every key, print KEY's value, or set KEY to VALUE.", """\
+Examples:
+  ctx config                        # every key and its value
+  ctx config enforce-stores true
+Keys: enforce-stores (true|false, default false): an agent (CTX_AUTHOR
+set) may write the operator store only with --source operator (§3.1).
+Kept in <root>/config.json; a change is one commit.
+JSON shape: {key: value}.
+""", args=(Arg("key", required=False, help="The key."), Arg("value", required=False, help="Its new value.")),
+            options=(JSON,), idempotent=True),
+    Command("summary", "", "Session summaries (§7): new, list, show.",
+            "Write, list and read the session summaries in sessions/ (§7).", """\
+Examples:
+  ctx summary new --from-stdin < summary.md
+  ctx summary list
+  ctx summary show
+""", group=True),
+    Command("summary new", "summary:new", "Write this session's summary.", """\
+Write the next summary of today's local date (YYYY-MM-DD[suffix]_session.md)
+from the §7 template, and commit it.""", """\
+Example:
+  printf '## Done\\n- Fixed the upload (result_upload_fix)\\n\\n## Open\\n- None\\n' |
+    CTX_AUTHOR="Agent One" ctx summary new --from-stdin --focus "Upload fix"
+Text without its own '# ' title goes under the header '# Session DATE'
+and '**Agent:** NAME · **Focus:** LINE'. Refused (exit 2) without an
+'## Open' section or with an open item's first line over 150 characters;
+refused (exit 4) when it looks like it holds a credential.
+JSON shape: {"name", "path"}.
+""", options=(Opt("agent", "--agent", metavar="NAME", help="The agent's name (default: CTX_AUTHOR)."),
+              Opt("focus", "--focus", metavar="TEXT", help="One line (default: current_focus's first line)."),
+              Opt("from_stdin", "--from-stdin", kind=FLAG, help="Read the summary from stdin (else $EDITOR)."),
+              Opt("force", "--force", kind=FLAG, help="Pass the credential check (a context under git "
+                  "still refuses to commit a credential in a summary)."), JSON)),
+    Command("summary list", "summary:list_", "Every summary, oldest first.",
+            "Every summary in sessions/, oldest first, with its agent and open items.", """\
+Example:
+  ctx summary list --json
+JSON shape: a list of {"name", "path", "date", "agent", "open"} (open:
+  how many open items), oldest first; the last is the newest.
+""", options=(JSON,), reads=True),
+    Command("summary show", "summary:show", "Print a summary (the newest by default).",
+            "Print the summary NAME (with or without _session.md), or the newest.", """\
+Examples:
+  ctx summary show
+  ctx summary show 2026-10-13b
+Exits 1 when there is no such summary.
+""", args=(Arg("name", required=False, help="The summary (default: the newest)."),), reads=True),
+    Command("wire", "features:wire", "Wire a harness to start from ctx (§5.3).",
+            "Show, or with --apply make, the change that wires TARGET to ctx.", """\
+Examples:
+  ctx wire claude-code              # show the change (a unified diff)
+  ctx wire claude-code --apply      # make it; backup in FILE.ctx-backup
+  ctx wire agents-md --agent "Agent One" --apply
+
+Targets and files:
+  claude-code  ~/.claude/settings.json (./.claude/ with --project): a
+               SessionStart hook running ctx start, errors ignored
+  codex        $CODEX_HOME/AGENTS.md (default ~/.codex): the pointer
+  agents-md    ./AGENTS.md: the pointer
+  gemini       ~/.gemini/GEMINI.md: the pointer
+  launcher     ~/.local/bin/ctx-launch: a script that starts a harness
+               with ctx start's output as its opening prompt
+Everything else in the file is kept; applying twice changes nothing.
+JSON shape: {"target", "path", "exists", "changed", "applied", "backup",
+  "diff", "notes"}.
+""", args=(Arg("target", choices=HARNESSES, help="The harness to wire."),),
+            options=(Opt("do_apply", "--apply", kind=FLAG, help="Make the change (default: only show it)."),
+                     Opt("project", "--project", kind=FLAG, help="claude-code: this project's .claude/settings.json."),
+                     Opt("agent", "--agent", metavar="NAME", help="The agent's name in the pointer (default: CTX_AUTHOR)."),
+                     Opt("only_under", "--only-under", metavar="DIR",
+                         help="claude-code: run the hook only in sessions under DIR."), JSON), idempotent=True),
+)
