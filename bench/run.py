@@ -47,6 +47,15 @@ for name in stores:
 print(len(hits))
 """
 FIND_KEY = "e = entries.get({key!r}); hits += [e] if e else []"
+# the least a `ctx get` through the read index can do: start, open the index, look the key up,
+# check the store file is the one indexed (a stat), decode the entry
+INDEX_FLOOR = """
+import json, os, sqlite3
+os.stat({path!r})
+db = sqlite3.connect("file:" + {index!r} + "?mode=ro", uri=True)
+row = db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", ("shared", {key!r})).fetchone()
+print(json.loads(row[0])["value"][:20])
+"""
 FIND_WORD = "hits += [k for k, e in entries.items() if {word!r} in str(e.get('value')).lower()][:50]"
 FIND_TAG = "hits += [k for k, e in entries.items() if {tag!r} in e.get('tags', [])]"
 FIND_ALL = "hits += sorted(entries.items(), key=lambda kv: kv[1].get('timestamp', ''))[-10:]"
@@ -120,10 +129,17 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
         print(f"  {n:>7} {name:<24} {ours:9.1f} ms   floor {base or 0:9.1f} ms   ratio {ratio}", flush=True)
 
     add("get", measure(["get", key], floor(["shared"], FIND_KEY.format(key=key)), env, runs))
+    index = str(root / ".git" / "ctx" / "index-v1.sqlite")
+    add("get (index floor)", measure(["get", key], INDEX_FLOOR.format(path=str(root / "memory" / "shared.json"),
+                                                                       index=index, key=key), env, runs),
+        "floor: python -c opening the SQLite index for the same query")
     add("search WORD", measure(["search", "vacuum"], floor(all_stores, FIND_WORD.format(word="vacuum")), env, runs))
     add("list --tag T", measure(["list", "--tag", "infra"], floor(all_stores, FIND_TAG.format(tag="infra")), env, runs))
     add("brief", measure(["brief"], floor(all_stores, FIND_ALL), env, runs))
     add("start", measure(["start"], floor(all_stores, FIND_ALL), env, runs))
+    brief_ms = rows[-2][1]
+    budgeted = measure(["start", "--max-chars", "9000"], floor(all_stores, FIND_ALL), env, runs)
+    add("start --max-chars 9000", budgeted, f"{budgeted[0] / brief_ms:.2f} x brief (with SINCE: CTX_AUTHOR set)")
 
     shutil.copy(root / "memory" / "shared.json", scratch / "memory" / "shared.json")
     wpath, wlock = str(scratch / "memory" / "shared.json"), str(scratch / "memory" / ".lock")
@@ -192,6 +208,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, help="runs per measurement (default 5; quick 3)")
     parser.add_argument("--no-write-results", action="store_true")
     parser.add_argument("--no-scale", action="store_true", help="skip the sync and repository-size runs")
+    parser.add_argument("--commits", type=int, help="commits of history for every size (default: 5,000 at "
+                        "10,000 entries, 500 up to 1,000, 20 above)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else \
         ([100, 1000] if args.quick else [100, 1000, 10000, 100000])
@@ -202,7 +220,8 @@ def main() -> None:
                     str(HERE.parent / "hooks")], check=False)
     all_rows = {}
     for n in sizes:
-        commits = 200 if args.quick else (5000 if n == 10000 else 500 if n <= 1000 else 20)
+        commits = args.commits if args.commits is not None else \
+            200 if args.quick else (5000 if n == 10000 else 500 if n <= 1000 else 20)
         print(f"building {n} entries with {commits} commits ...", flush=True)
         all_rows[n] = bench_size(n, runs, commits)
     if 10000 in sizes and not args.quick and not args.no_scale:

@@ -1,13 +1,17 @@
-"""The brief (§5.2) and the start payload (§5.1).
+"""The brief (§5.2): one bounded screen.
 
-``build_brief`` selects; ``render_brief`` and ``Brief.as_json`` present. Each
-section has an item limit and each item an excerpt bound, so the brief's
-length does not grow with the store.
+``build_brief`` selects; ``brief_sections`` lays it out as sections of whole
+items (``ctx/start.py`` fits them into a budget), ``render_brief`` prints them
+and ``Brief.as_json`` gives the ``--json`` shape. Each section has an item
+limit and each item an excerpt bound, so the brief's length does not grow with
+the store. Besides §5.2's sections, an agent (``CTX_AUTHOR`` set) sees SINCE
+YOUR LAST SESSION: what others changed since its last commit, which the git
+layer reads (``ctxgit/porcelain/since.py``) and hands in as a ``Since``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -18,7 +22,6 @@ from ctx.display import excerpt, local_time
 from ctx.errors import StoreError
 from ctx.model import FOCUS_KEY, Entry
 from ctx.results import Result
-from ctx.storage.root import RULES_NAME
 from ctx.summaries import newest_summary, open_items
 
 if TYPE_CHECKING:
@@ -32,6 +35,43 @@ CHANGES_BOUND = 100
 DEFAULT_DAYS = 7
 DEFAULT_CHANGES = 10
 INSTRUCTION_TAGS = ("directive", "preference", "constraint")
+SINCE = 10  # items of SINCE YOUR LAST SESSION, then a count
+
+
+class SinceChange:
+    """One entry another writer changed since this author's last session."""
+
+    __slots__ = ("store", "key", "author", "timestamp", "kind")
+
+    def __init__(self, store: str, key: str, author: str, timestamp: str, kind: str) -> None:
+        self.store, self.key, self.author, self.timestamp, self.kind = store, key, author, timestamp, kind
+
+    def as_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class Since:
+    """What others changed since ``author``'s last commit (``last``; None: their first
+    session here), newest first; ``more`` changes past the limit."""
+
+    __slots__ = ("author", "last", "changes", "more")
+
+    def __init__(self, author: str, last: str | None, changes: list[SinceChange], more: int = 0) -> None:
+        self.author, self.last, self.changes, self.more = author, last, changes, more
+
+    def as_json(self) -> dict[str, Any]:
+        return {"author": self.author, "last": self.last, "first_session": self.last is None,
+                "changes": [c.as_json() for c in self.changes], "more": self.more}
+
+
+class Section:
+    """A part of the output: a heading printed before its first item, whole items, and
+    the command that shows what a budget left out of it."""
+
+    __slots__ = ("name", "head", "items", "command", "always")
+
+    def __init__(self, name: str, head: str, items: list[str], command: str, always: bool = False) -> None:
+        self.name, self.head, self.items, self.command, self.always = name, head, items, command, always
 
 class Item:
     """One line of a section: an entry's excerpt, or an open item."""
@@ -60,6 +100,8 @@ class Brief:
         self.changes: list[Item] = []
         self.commit: str | None = None
         self.warnings: list[str] = []
+        self.since: Since | None = None
+        self.sync: str | None = None  # the sync state in a few words (the front door reads it from git)
 
     def as_json(self) -> dict[str, Any]:
         """The stable ``--json`` shape documented in ``ctx brief --help``."""
@@ -74,6 +116,8 @@ class Brief:
             "open": {"from": self.open_from, "items": items(self.open_items), "more": self.open_more},
             "decisions": {"days": self.days, "items": items(self.decisions)},
             "changes": items(self.changes),
+            "since": self.since.as_json() if self.since is not None else None,
+            "sync": self.sync,
             "warnings": self.warnings,
         }
 
@@ -99,16 +143,16 @@ def _is_instruction(result: Result) -> bool:
 
 
 def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_CHANGES,
-                now: datetime | None = None) -> Brief:
+                now: datetime | None = None, since: Since | None = None) -> Brief:
     """Select the brief's sections (§5.2). Each is a bounded, ordered query, so
     with a fresh index the brief never reads the whole store."""
     with ctx.snapshot():
-        return _build(ctx, days, changes, now)
+        return _build(ctx, days, changes, now, since)
 
 
-def _build(ctx: Context, days: int, changes: int, now: datetime | None) -> Brief:
+def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: Since | None) -> Brief:
     from ctx.storage.index import Where
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     warnings: list[str] = []
     usable: list[str] = []
     counts: dict[str, int] = {}
@@ -121,6 +165,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None) -> Brief
             counts[name] = 0
     brief = Brief(now.astimezone().strftime("%Y-%m-%d %H:%M"), counts, days)
     brief.warnings = warnings
+    brief.since = since
     printed: set[tuple[str, str]] = set()
 
     if "shared" in usable:
@@ -157,6 +202,8 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None) -> Brief
     brief.decisions = [_item(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)
 
+    if since is not None:  # printed in an earlier section: RECENT CHANGES leaves them out (§5.2)
+        printed.update((c.store, c.key) for c in since.changes)
     rest = ctx.query(usable, lambda r: (r.store, r.key) not in printed, max(changes, 0))
     brief.changes = [_item(r, CHANGES_BOUND) for r in rest]
     return brief
@@ -171,54 +218,54 @@ def _label(item: Item) -> str:
     return " ".join(parts)
 
 
-def render_brief(brief: Brief) -> str:
+def _since_lines(since: Since) -> list[str]:
+    if since.last is None and not since.changes:
+        return [f"  (your first session here, {since.author}: nothing of yours in this context's history yet)\n"]
+    lines = [f"  - {local_time(c.timestamp)} {c.key}{'' if c.store == 'shared' else f' [{c.store}]'}: "
+             f"{c.kind} by {c.author}\n" for c in since.changes]
+    if since.last is None:
+        lines.insert(0, f"  (your first session here, {since.author}: every change by others is news)\n")
+    elif not since.changes:
+        lines.append("  (nothing changed by others)\n")
+    if since.more:
+        lines.append(f"  ... and {since.more} more: ctx log --since {since.last or '1970-01-01'}\n")
+    return lines
+
+
+def brief_sections(brief: Brief) -> list[Section]:
+    """The brief as sections of whole items, in §5.2's order (SINCE after the instructions)."""
     counts = ", ".join(f"{n} {c}" for n, c in brief.counts.items())
     at = f" at {brief.commit}" if brief.commit else ""
-    lines = [f"=== ctx brief {brief.generated}{at} === ({counts} entries; "
-             "full text: ctx get <key> --store <store> -v)"]
-    for warning in brief.warnings:
-        lines.append(f"  ! {warning}")
+    header = [f"=== ctx brief {brief.generated}{at} === ({counts} entries; "
+              "full text: ctx get <key> --store <store> -v)\n"]
+    if brief.sync:
+        header.append(f"  sync: {brief.sync}\n")
+    header += [f"  ! {warning}\n" for warning in brief.warnings]
     if not any(brief.counts.values()):
-        lines.append("  (no entries yet: record one with `ctx set <key> <value>`)")
+        header.append("  (no entries yet: record one with `ctx set <key> <value>`)\n")
+    sections = [Section("header", "", ["".join(header)], "ctx brief", always=True)]
     if brief.focus:
         status = f" [{brief.focus.status}]" if brief.focus.status else ""
-        lines += ["", f"CURRENT FOCUS{status}", f"  {brief.focus.text}"]
-    if brief.instructions:
-        lines += ["", "STANDING INSTRUCTIONS (the operator's)"]
-        lines += [f"  - {_label(i)}: {i.text}" for i in brief.instructions]
-    if brief.open_items:
-        lines += ["", f"OPEN (from {brief.open_from})"]
-        lines += [f"  - {i.text}" for i in brief.open_items]
-        if brief.open_more:
-            lines.append(f"  ... and {brief.open_more} more in {brief.open_from}")
-    if brief.decisions:
-        lines += ["", f"DECISIONS (last {brief.days} days)"]
-        lines += [f"  - {local_time(i.timestamp, False)} {_label(i)}: {i.text}" for i in brief.decisions]
-    if brief.changes:
-        lines += ["", "RECENT CHANGES"]
-        lines += [f"  - {local_time(i.timestamp)} {_label(i)}: {i.text}" for i in brief.changes]
-    return "\n".join(lines) + "\n"
+        sections.append(Section("focus", f"\nCURRENT FOCUS{status}\n", [f"  {brief.focus.text}\n"],
+                                "ctx brief"))
+    sections.append(Section("instructions", "\nSTANDING INSTRUCTIONS (the operator's)\n",
+                            [f"  - {_label(i)}: {i.text}\n" for i in brief.instructions], "ctx brief"))
+    if brief.since is not None:
+        when = f" ({local_time(brief.since.last)})" if brief.since.last else ""
+        sections.append(Section("since", f"\nSINCE YOUR LAST SESSION{when}\n", _since_lines(brief.since),
+                                "ctx brief"))
+    open_items = [f"  - {i.text}\n" for i in brief.open_items]
+    if brief.open_more:
+        open_items.append(f"  ... and {brief.open_more} more in {brief.open_from}\n")
+    sections.append(Section("open", f"\nOPEN (from {brief.open_from})\n", open_items, "ctx summary show"))
+    sections.append(Section("decisions", f"\nDECISIONS (last {brief.days} days)\n",
+                            [f"  - {local_time(i.timestamp, False)} {_label(i)}: {i.text}\n"
+                             for i in brief.decisions], "ctx brief"))
+    sections.append(Section("changes", "\nRECENT CHANGES\n",
+                            [f"  - {local_time(i.timestamp)} {_label(i)}: {i.text}\n" for i in brief.changes],
+                            "ctx brief"))
+    return sections
 
 
-def start_payload(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_CHANGES,
-                  commit: str | None = None) -> str:
-    """§5.1: the rules, the brief, the newest summary. Reads only; never fails on
-    an empty or half-made context, so a harness hook never blocks a session."""
-    parts: list[str] = []
-    rules = ctx.root / RULES_NAME
-    try:
-        text = rules.read_text(encoding="utf-8", errors="replace")
-        parts.append(f"=== RULES ({RULES_NAME}) ===\n{text.rstrip()}\n")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
-        parts.append(f"=== RULES ({RULES_NAME}) ===\n(no {RULES_NAME} in {ctx.root}: "
-                     "run `ctx init` to create the context)\n")
-    brief = build_brief(ctx, days=days, changes=changes)
-    brief.commit = commit
-    parts.append(render_brief(brief))
-    summary = newest_summary(ctx.root)
-    if summary is None:
-        parts.append("=== SESSION SUMMARY ===\n(no session summary yet: end this session "
-                     "with one in sessions/, see RULES.md)\n")
-    else:
-        parts.append(f"=== SESSION SUMMARY ({summary.relpath}) ===\n{summary.read().rstrip()}\n")
-    return "\n".join(parts)
+def render_brief(brief: Brief) -> str:
+    return "".join(s.head + "".join(s.items) for s in brief_sections(brief) if s.items or s.always)

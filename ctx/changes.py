@@ -20,15 +20,17 @@ class _Record:
     __slots__ = ()
 
     def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        names: tuple[str, ...] = self.__slots__
+        return tuple(getattr(self, name) for name in names)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._fields() == self._fields()  # type: ignore[attr-defined]
+        return isinstance(other, _Record) and type(other) is type(self) and other._fields() == self._fields()
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        names: tuple[str, ...] = self.__slots__
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
         return f"{type(self).__name__}({shown})"
 
 

@@ -10,26 +10,27 @@ gives ``ctxgit.recorder.GitRecorder``); without one, writes are files only
 
 from __future__ import annotations
 
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 from ctx import model, settings
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound, StoreError
-from ctx.storage.root import LayoutReport, check_root, ensure_layout
 from ctx.model import DEFAULT_STORE, STORES, Entry
-from ctx.results import Filters, Result, result_order
 from ctx.recorder import NullRecorder
-from ctx.storage.files import (StoreFile, atomic_write, check_writable, parse_store, read_store, store_path,
-                               write_store)
+from ctx.results import Filters, Result, result_order
+from ctx.storage.files import StoreFile, atomic_write, check_writable, parse_store, read_store, store_path, write_store
 from ctx.storage.lock import context_lock
+from ctx.storage.root import LayoutReport, check_root, ensure_layout
 
 if TYPE_CHECKING:
     from ctx.changes import Edit, Outcome
     from ctx.recorder import Recorder
+    from ctx.storage.index import Index
 
 
 class Context:
@@ -47,7 +48,7 @@ class Context:
         if settings.flag("CTX_NO_CACHE"):
             cache = "off"
         self._cache_mode = cache
-        self._cache = None
+        self._cache: Index | None = None
         self._cache_opened = False
         self._parsed: dict[str, StoreFile] = {}
         self._snapshots = 0
@@ -114,6 +115,7 @@ class Context:
         if not index.writable:
             return None
         import sqlite3
+
         from ctx.storage.files import read_raw
         try:
             for name in stores:
@@ -229,7 +231,7 @@ class Context:
                     "Use --force if it is not a secret", findings)
 
     def transact(self, operation: str, stores: Iterable[str],
-                 mutate: Callable[[dict[str, StoreFile]], "list[Edit] | Outcome"], *,
+                 mutate: Callable[[dict[str, StoreFile]], list[Edit] | Outcome], *,
                  forced: bool = False, subject: str | None = None,
                  trailers: list[tuple[str, str]] | None = None) -> list[Edit]:
         """The one write path: lock, settle the disk, read, change, write, record.

@@ -1,52 +1,64 @@
-"""Credential detection (§11): the one pattern table ctx and its hooks share.
+"""Credential detection (§11): the one rule table ctx and its hooks share.
 
-Each rule is named after the matching gitleaks rule id where one exists, so
-a finding can be looked up there. A rule only runs its regular expression
-when one of its keywords occurs in the lower-cased text: most values hold
-none, and then a scan costs a few substring searches.
+The rules are data (``ctx.credential_rules``): each has an id (gitleaks' rule
+id where gitleaks has the kind), a description, lower-case keywords, an
+expression and an entropy floor. ``scan`` finds them in two cheap passes and
+runs an expression only where one of its keywords stands:
 
+- Almost every credential is one unbroken run of 16 or more characters with
+  no space, quote or bracket in it (``glpat-…``, ``https://u:p@host``). One
+  translation of the text marks such runs; ordinary prose has few or none,
+  and then no provider rule is looked at. Within the runs, the first three
+  letters of every word are intersected with those of the keywords (one set
+  operation), so a clean value costs the same with 150 rules as with 10.
+- The few rules whose keyword may stand in prose (``-----BEGIN``,
+  ``Authorization:``, ``password: …``) look for it with ``bytes.find`` and
+  match their expression where it stands, never searching the whole text.
+
+Expressions compile on first use, so importing this module compiles nothing.
 Placeholders (``EXAMPLE``, ``REDACTED``, ``YOUR_API_KEY_HERE``, ``$VAR``,
 ``<...>``, ``{...}``) are documentation, not secrets, and are not reported.
+A finding never carries the secret in its text: ``preview`` shows its first
+characters and its length.
 """
 
 from __future__ import annotations
 
 import re
+from operator import itemgetter
+
+from ctx import credential_rules as _data
+from ctx.credential_rules import MIN_RUN, RUN, TABLE, TEXT
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from typing import Callable, Iterable
+    from collections.abc import Callable, Iterable
 
 
 class Rule:
-    """One pattern; its expression is compiled on first use (start-up stays cheap)."""
+    """One kind of credential; its expression is compiled on first use."""
 
-    __slots__ = ("id", "description", "keywords", "_pattern", "check", "_gate")
+    __slots__ = ("id", "description", "keywords", "entropy", "check", "scope", "_pattern")
 
-    def __init__(self, id: str, description: str, keywords: tuple[str, ...], pattern,
-                 check: Callable[[re.Match[str]], bool] | None = None, gate: str | None = None) -> None:
+    def __init__(self, id: str, description: str, keywords: Iterable[str], pattern,
+                 entropy: float | None = None, check: Callable | str | None = None,
+                 scope: str = RUN) -> None:
         self.id, self.description, self.keywords = id, description, tuple(keywords)
-        self._pattern, self.check, self._gate = pattern, check, gate
-
-    def gated_out(self, lowered: str) -> bool:
-        """True when a cheap look at each keyword shows the full expression cannot match."""
-        if self._gate is None:
-            return False
-        if isinstance(self._gate, str):
-            self._gate = re.compile(self._gate)
-        for word in self.keywords:
-            at = lowered.find(word)
-            while at >= 0:
-                if self._gate.match(lowered, at + len(word)):
-                    return False
-                at = lowered.find(word, at + 1)
-        return True
+        self._pattern, self.entropy, self.check, self.scope = pattern, entropy, check, scope
 
     @property
     def pattern(self):
         if isinstance(self._pattern, str):
             self._pattern = re.compile(self._pattern)
         return self._pattern
+
+    @property
+    def source(self) -> str:
+        """The expression as written in the table."""
+        return self._pattern if isinstance(self._pattern, str) else self._pattern.pattern
+
+    def __repr__(self) -> str:
+        return f"Rule({self.id!r})"
 
 
 class Finding:
@@ -75,77 +87,12 @@ class Finding:
         return f"{self.description} ({self.rule}) at line {self.line}: {self.preview}"
 
 
-def _rule(id: str, description: str, keywords: Iterable[str], pattern: str,
-          check: Callable[[re.Match[str]], bool] | None = None, gate: str | None = None) -> Rule:
-    return Rule(id, description, tuple(keywords), pattern, check, gate)
+RULES: tuple[Rule, ...] = tuple(Rule(*row) for row in TABLE)
 
-
-_VALUE = r"[^\s\"'`<>{}\[\](),;]{8,200}"  # bounded: a long run never costs quadratic time
-# a name holding one of the words, joined to others only by _ . - (DB_PASSWORD, SECRET_KEY)
-_NAME = (r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{1,32}[_.-]){0,4}"
-         r"(?:password|passwd|pwd|token|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret)"
-         r"(?:[_.-][A-Za-z0-9]{1,32}){0,4}(?![A-Za-z0-9])")
-_CODE_REFERENCE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
-
-
-def _generic_check(match: re.Match[str]) -> bool:
-    """An assignment whose value is a literal, not code or a number."""
-    value = next(g for g in match.groups() if g)
-    if value.isdigit():
-        return False
-    quoted = match.group(3) is not None or match.group(4) is not None
-    if not quoted:
-        after = match.string[match.end():match.end() + 1]
-        if after in ("(", "[") or _CODE_REFERENCE.fullmatch(value):
-            return False
-    if match.group(5) is not None and not re.search(r"[^A-Za-z]", value):
-        return False  # `Secret: classified` is prose; a YAML secret has a digit or a symbol
-    return True
-
-RULES: tuple[Rule, ...] = (
-    _rule("private-key", "a PEM private key", ["private key"],
-          r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
-    _rule("aws-access-token", "an AWS access key id", ["akia", "asia", "abia", "acca", "a3t"],
-          r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Za-z0-9])"),
-    _rule("github-pat", "a GitHub personal access token", ["ghp_"], r"ghp_[0-9A-Za-z]{36}"),
-    _rule("github-oauth", "a GitHub OAuth token", ["gho_"], r"gho_[0-9A-Za-z]{36}"),
-    _rule("github-app-token", "a GitHub app token", ["ghu_", "ghs_"], r"(?:ghu|ghs)_[0-9A-Za-z]{36}"),
-    _rule("github-refresh-token", "a GitHub refresh token", ["ghr_"], r"ghr_[0-9A-Za-z]{36}"),
-    _rule("github-fine-grained-pat", "a GitHub fine-grained token", ["github_pat_"],
-          r"github_pat_[0-9A-Za-z_]{22,}"),
-    _rule("gitlab-pat", "a GitLab personal access token", ["glpat-"], r"glpat-[0-9A-Za-z_-]{20,}"),
-    _rule("slack-bot-token", "a Slack bot token", ["xoxb-"], r"xoxb-[0-9A-Za-z-]{10,}"),
-    _rule("slack-user-token", "a Slack user token", ["xoxp-", "xoxe-"], r"xox[pe](?:\.[0-9A-Za-z]+)?-[0-9A-Za-z-]{10,}"),
-    _rule("slack-legacy-token", "a Slack legacy token", ["xoxa-", "xoxo-", "xoxr-", "xoxs-"],
-          r"xox[aors]-[0-9A-Za-z-]{10,}"),
-    _rule("slack-app-token", "a Slack app token", ["xapp-"], r"xapp-\d-[0-9A-Za-z-]{10,}"),
-    _rule("anthropic-api-key", "an Anthropic API key", ["sk-ant-"], r"sk-ant-[0-9A-Za-z_-]{20,}"),
-    _rule("openai-api-key", "an OpenAI API key", ["sk-"],
-          r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]*[0-9])[0-9A-Za-z_-]{20,}"),
-    _rule("gcp-api-key", "a Google API key", ["aiza"], r"AIza[0-9A-Za-z_-]{35}"),
-    _rule("stripe-access-token", "a Stripe secret key", ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
-          r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),
-    _rule("generic-api-key", "a password, token or secret assignment",
-          ["password", "passwd", "pwd", "token", "secret", "api_key", "apikey", "api-key", "access_key",
-           "access-key", "private_key", "private-key"],
-          r"(?i)" + _NAME + r"(?:"
-          r"[ \t]*=(" + _VALUE + r")"                                   # name=value
-          r"|[ \t]*=[ \t]+(?=[^\s\"']*[0-9])(?=[^\s\"']*[A-Za-z])(" + _VALUE + r")"  # name = v4lue (ini)
-          r"|[ \t]*=[ \t]*[\"'](" + _VALUE + r")[\"']"                   # name = "value"
-          r"|[\"'][ \t]*:[ \t]*[\"'](" + _VALUE + r")[\"']"             # "name": "value"
-          r"|[ \t]*:[ \t]*[\"']?(" + _VALUE + r")[\"']?[ \t]*(?=\n|$))",  # name: value (a whole line)
-          _generic_check,
-          # after a keyword: the rest of a name, then '=' or ':' (prose that mentions a token: no)
-          r"[a-z0-9_.-]{0,64}[\"']?[ \t]*[=:]"),
-)
-
-_PLACEHOLDER = re.compile(
-    r"(?i)example|redacted|placeholder|your[_-]|changeme|dummy|xxxxxxxx|\*{4}|\.\.\."
-    r"|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^%[A-Za-z_][A-Za-z0-9_]*%$")
-
-
-def _is_placeholder(text: str) -> bool:
-    return bool(_PLACEHOLDER.search(text)) or len(set(text)) <= 2
+# rules that name a shape rather than a provider: when a provider rule finds the same
+# characters, its finding is the one reported
+FALLBACK = frozenset({"generic-api-key", "authorization-header", "url-credentials",
+                      "connection-string-password", "curl-auth-user"})
 
 
 def redact(secret: str) -> str:
@@ -154,22 +101,491 @@ def redact(secret: str) -> str:
     return secret[:keep] + "…" + f"({len(secret)} chars)"
 
 
+# --- the prefilter -------------------------------------------------------------------------
+
+_TOKEN_BYTES = bytes(c for c in range(0x21, 0x7F) if chr(c) not in "\"'`()[]{}<>,;\\?")
+_ALNUM_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789"
+_HEAD = itemgetter(slice(0, 3))   # a word's first three letters or digits
+_BOUNDED = ("(?<![A-Za-z0-9", "(?<![0-9])")   # how an expression that needs a left boundary starts
+
+
+class _Index:
+    """What ``scan`` needs, built from a rule tuple on first use."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.order = {rule: i for i, rule in enumerate(rules)}
+        # translation tables: token characters -> "a", the rest -> " "; letters and digits kept
+        self.mask = bytes(97 if c in _TOKEN_BYTES else 32 for c in range(256))
+        self.words = bytes(c if c in _ALNUM_BYTES else 32 for c in range(256))
+        # RUN keywords -> their rules. Most start the credential and a word: found by the first
+        # three letters of the words in the runs and matched where they stand; ANCHORED_KEYWORDS
+        # ("://") are matched where they stand too; SEARCH_KEYWORDS, MID_KEYWORDS and those that
+        # start with punctuation stand inside the credential, whose run is searched
+        direct: dict[bytes, list[Rule]] = {}
+        for rule in rules:
+            if rule.scope != TEXT:
+                for word in rule.keywords:
+                    direct.setdefault(word.encode(), []).append(rule)
+        self.direct = direct
+        # keywords whose every rule needs a left boundary: where the keyword follows a letter
+        # or digit (inside a long word, a run of one character), nothing can match
+        self.bounded = frozenset(word for word, group in direct.items()
+                                 if all(r.source.startswith(_BOUNDED) for r in group))
+        self.by_head: dict[bytes, list[bytes]] = {}
+        self.mids: list[bytes] = []
+        self.anchored = [word for word in direct if word.decode() in _data.ANCHORED_KEYWORDS]
+        for word in direct:
+            if word in self.anchored:
+                continue
+            if word[:1].isalnum() and word.decode() not in _data.MID_KEYWORDS:
+                # keyed by its first three letters or digits (fewer if it has fewer); a word of
+                # two that goes on (sk, 00) under every third character as well
+                lead = word[:3].translate(self.words).split(b" ", 1)[0]
+                self.by_head.setdefault(lead, []).append(word)
+                if word == lead and len(lead) == 2:
+                    for c in _ALNUM_BYTES:
+                        self.by_head.setdefault(lead + bytes([c]), []).append(word)
+            else:
+                self.mids.append(word)
+        self.heads = frozenset(self.by_head)
+        self.floating = frozenset(word.encode() for word in _data.SEARCH_KEYWORDS)
+        self.plans: dict[bytes, tuple[bool, list[tuple[str, list[Rule]]]]] = {}
+        # TEXT keywords: looked for with bytes.find; one that holds another (authorization,
+        # auth) is checked only where the shorter stands
+        text: dict[bytes, list[Rule]] = {}
+        for rule in rules:
+            if rule.scope == TEXT:
+                for word in rule.keywords:
+                    text.setdefault(word.encode(), []).append(rule)
+        for word in _data.PROBE_PARENTS:
+            text.setdefault(word.encode(), [])
+        parents = {}
+        for word in text:
+            inside = [p for p in text if p != word and p in word]
+            if inside:
+                parents[word] = min(inside, key=len)
+        self.probes = []
+        for word, group in text.items():
+            if word not in parents:
+                children = [(child, child.index(word), tuple(text[child]))
+                            for child, parent in parents.items() if parent == word]
+                self.probes.append((word, tuple(group), tuple(children)))
+
+    def plan(self, word: bytes) -> tuple[bool, list[tuple[str, list[Rule]]]]:
+        """For a keyword found in a run: whether its rules all need a left boundary, and its
+        expressions, each with the characters every match of it starts with (none after a
+        lookbehind) and the rules that share it (a URL's and a connection string's)."""
+        plan: dict[str, tuple[str, list[Rule]]] = {}
+        for rule in self.direct[word]:
+            if rule.source not in plan:
+                plan[rule.source] = (_literal_prefix(rule.source), [])
+            plan[rule.source][1].append(rule)
+        known = self.plans[word] = (word in self.bounded, list(plan.values()))
+        return known
+
+
+def _literal_prefix(source: str) -> str:
+    """The characters an expression matches first, as they are (empty after a lookbehind)."""
+    chars: list[str] = []
+    at = 0
+    while at < len(source):
+        char = source[at]
+        if char == "\\" and source[at + 1:at + 2] in _ESCAPED:
+            chars.append(source[at + 1])
+            at += 2
+        elif char == "\\" or char in ".^$*+?{}[]|()":
+            break
+        else:
+            chars.append(char)
+            at += 1
+    if chars and source[at:at + 1] in ("?", "*", "{"):
+        chars.pop()   # the last one is optional or repeated
+    return "".join(chars)
+
+
+_ESCAPED = frozenset(".-/\\$^*+?()[]{}|~:@#&%=!,;<>\"' ")
+_INDEX: _Index | None = None
+
+
+def _index() -> _Index:
+    global _INDEX
+    if _INDEX is None or _INDEX.rules is not RULES:
+        _INDEX = _Index(RULES)
+    return _INDEX
+
+
+# --- scanning ------------------------------------------------------------------------------
+
 def scan(text: str) -> list[Finding]:
     """Every credential-looking string in ``text``, in order of position."""
     if not text:
         return []
-    lowered = text.lower()
-    findings: list[Finding] = []
-    for rule in RULES:
-        if not any(word in lowered for word in rule.keywords) or rule.gated_out(lowered):
+    index = _INDEX if _INDEX is not None and _INDEX.rules is RULES else _index()
+    # one byte per character (anything not ASCII becomes "?"), lower-cased: offsets are
+    # the text's own
+    raw = text.encode("ascii", "replace").lower()
+    found: list[tuple] = []
+    mask = raw.translate(index.mask)
+    at = mask.find(_RUN)
+    if at >= 0:
+        spans = []
+        while at >= 0:
+            end = mask.find(b" ", at + MIN_RUN)
+            if end < 0:
+                spans.append((at, len(mask)))
+                break
+            spans.append((at, end))
+            at = mask.find(_RUN, end)
+        _scan_runs(index, text, raw, mask, spans, found)
+    for word, rules, children in index.probes:
+        at = raw.find(word)
+        while at >= 0:
+            for rule in rules:
+                match = rule.pattern.match(text, at)
+                if match is not None:
+                    _accept(rule, match, found)
+            for child, offset, child_rules in children:
+                start = at - offset
+                if start >= 0 and raw.startswith(child, start):
+                    for rule in child_rules:
+                        match = rule.pattern.match(text, start)
+                        if match is not None:
+                            _accept(rule, match, found)
+            at = raw.find(word, at + 1)
+    return _report(index, text, found) if found else []
+
+
+_RUN = b"a" * MIN_RUN
+
+
+def _scan_runs(index: _Index, text: str, raw: bytes, mask: bytes, spans: list[tuple[int, int]],
+               found: list[tuple]) -> None:
+    """The RUN rules whose keywords stand in one of the runs: matched where the keyword
+    stands, or searched for in its run when the keyword stands inside the credential."""
+    joined = b" ".join([raw[start:end] for start, end in spans]) if len(spans) > 1 else \
+        raw[spans[0][0]:spans[0][1]]
+    heads = index.heads.intersection(map(_HEAD, joined.translate(index.words).split()))
+    present = [word for head in heads for word in index.by_head[head] if word in joined]
+    present += [word for word in index.anchored if word in joined]
+    first = spans[0][0]
+    mids = [word for word in index.mids if word in joined]
+    for word in present:
+        if word in index.floating:
+            mids.append(word)
             continue
-        for match in rule.pattern.finditer(text):
-            secret = next((g for g in match.groups() if g), None) if rule.pattern.groups else match.group(0)
-            if secret is None or _is_placeholder(secret) or (rule.check and not rule.check(match)):
-                continue
-            start = match.start()
-            line = text.count("\n", 0, start) + 1
-            column = start - (text.rfind("\n", 0, start) + 1) + 1
-            findings.append(Finding(rule.id, rule.description, line, column, redact(secret), secret))
+        bounded, plan = index.plans.get(word) or index.plan(word)
+        at = raw.find(word, first)
+        while at >= 0:   # (where it stands outside a run, nothing 16 long can match)
+            after = at + 1
+            if not (bounded and raw[at - 1:at].isalnum()):
+                for literal, rules in plan:
+                    if text.startswith(literal, at):   # else the expression need not run
+                        match = rules[0].pattern.match(text, at)
+                        if match is not None:
+                            for rule in rules:
+                                _accept(rule, match, found)
+                            after = max(after, match.end())   # not again inside what matched
+            at = raw.find(word, after)
+    for word in mids:
+        at = raw.find(word, first)
+        while at >= 0:   # the keyword stands inside the credential: search its run
+            start, end = mask.rfind(b" ", 0, at) + 1, mask.find(b" ", at)
+            end = len(mask) if end < 0 else end
+            for rule in index.direct[word]:
+                for match in rule.pattern.finditer(text, start, end):
+                    _accept(rule, match, found)
+            at = raw.find(word, end)
+
+
+def _accept(rule: Rule, match: re.Match[str], found: list[tuple]) -> None:
+    """Keep a match that passes its rule's check, the placeholder test and the entropy floor."""
+    if found and rule.id in FALLBACK and len(found) < 64:   # a provider's rule has these already
+        start, end = match.span(match.lastindex or 0)
+        for other in found:
+            if other[0] < end and start < other[1] and other[3].id not in FALLBACK:
+                return
+    check = rule.check
+    if check is not None:
+        if isinstance(check, str):
+            check = rule.check = _CHECKS[check]
+        got = check(match)
+        if got is None:
+            return
+        report, start, end = got
+    else:
+        report = match.start()
+        start, end = match.span()
+        if match.re.groups:
+            for group in range(1, match.re.groups + 1):
+                if match.group(group) is not None:
+                    start, end = match.span(group)
+                    break
+    secret = match.string[start:end]
+    if _is_placeholder(secret) or (rule.entropy and _entropy(secret) < rule.entropy):
+        return
+    found.append((start, end, report, rule, secret))
+
+
+def _report(index: _Index, text: str, found: list[tuple]) -> list[Finding]:
+    """One finding for each stretch of characters: a provider's rule over a shape's, the
+    longer match over the shorter, then the table's order."""
+    from bisect import bisect_right
+    order = index.order
+    found.sort(key=lambda c: (c[3].id in FALLBACK, c[0] - c[1], order.get(c[3], 0), c[2]))
+    kept: list[tuple] = []
+    starts: list[int] = []   # of the kept candidates, which never overlap: sorted by start
+    ends: list[int] = []
+    for candidate in found:
+        start, end = candidate[0], candidate[1]
+        at = bisect_right(starts, start)
+        if (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
+            continue
+        starts.insert(at, start)
+        ends.insert(at, end)
+        kept.append(candidate)
+    findings = []
+    for _start, _end, report, rule, secret in kept:
+        line = text.count("\n", 0, report) + 1
+        column = report - (text.rfind("\n", 0, report) + 1) + 1
+        findings.append(Finding(rule.id, rule.description, line, column, redact(secret), secret))
     findings.sort(key=lambda f: (f.line, f.column))
     return findings
+
+
+# --- what a match must also be -------------------------------------------------------------
+
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _re(name: str) -> re.Pattern[str]:
+    pattern = _COMPILED.get(name)
+    if pattern is None:
+        pattern = _COMPILED[name] = re.compile(_data.VALUE_PATTERNS[name])
+    return pattern
+
+
+def _is_placeholder(text: str) -> bool:
+    if len(set(text)) <= 2:
+        return True
+    low = text.lower()
+    for word in _data.PLACEHOLDER_WORDS:
+        if word in low:
+            return True
+    return text[:1] in "$%{<" and _re("reference").match(text) is not None
+
+
+_PLOGP: list[float] = []   # n * log2(n), by n: entropy without a logarithm a character
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits a character: log2(n) - sum(c log2 c) / n over the counts c."""
+    size = len(text)
+    if len(_PLOGP) <= size:
+        from math import log2
+        _PLOGP.extend(n * log2(n) if n else 0.0 for n in range(len(_PLOGP), size + 64))
+    return _PLOGP[size] / size - sum(map(_PLOGP.__getitem__, map(text.count, set(text)))) / size
+
+
+def _classes(value: str) -> int:
+    """How many of lower case, upper case, digits and other characters ``value`` mixes."""
+    return ((value != value.upper()) + (value != value.lower())
+            + (_re("digit").search(value) is not None) + (not value.isalnum()))
+
+
+def _made_of_words(value: str) -> bool:
+    """Whether half the letters of ``value`` or more are in words: words that names are made
+    of, or any other of seven letters or more that reads like one (vowels, no four consonants
+    in a row: a random token has few such runs)."""
+    humps = _re("name").findall(value)
+    letters = sum(len(h) for h in humps if h.isalpha())
+    known = sum(len(h) for h in humps if h.isalpha() and (
+        h.lower() in _data.NAME_WORDS if len(h) < 7 or h.isupper() else _re("word").fullmatch(h.lower())))
+    return bool(letters) and known * 2 >= letters
+
+
+def _plausible_password(password: str, user: str | None, host: str = "") -> bool:
+    """A password written into a URL or a command that is not documentation's."""
+    low = password.lower()
+    if (low in _data.DOC_PASSWORDS or (user is not None and password == user) or _is_placeholder(password)
+            or password[:1] in "$%{<*" or len(password) < 4):
+        return False
+    if password.isalpha() and password.islower() and len(password) <= 12:
+        return False  # a word, the way examples write one
+    if password.isdigit() and len(password) < 8:
+        return False
+    host = host.lower()
+    return not (host in _data.DOC_HOSTS or host.endswith((".example", ".example.com", ".invalid", ".test")))
+
+
+def _scheme(match: re.Match[str]) -> tuple[int, str]:
+    """Where the URL whose ``://`` the match starts at begins, and its scheme (lower case)."""
+    text, end = match.string, match.start()
+    start, floor = end, max(0, end - 32)   # schemes are short
+    while start > floor and (text[start - 1].isalnum() or text[start - 1] in "+.-"):
+        start -= 1
+    if text[max(0, start - 5):start].lower() == "jdbc:":
+        start -= 5
+    return start, text[start:end].lower()
+
+
+def _userinfo(match: re.Match[str], databases: bool):
+    start, scheme = _scheme(match)
+    if not scheme or (scheme in _data.DB_SCHEMES) != databases:
+        return None
+    stop = _re("host_end").search(match.string, match.end())
+    host = match.string[match.end():stop.start() if stop else None]
+    if not _plausible_password(match.group(2), match.group(1), host):
+        return None
+    return start, match.start(2), match.end(2)
+
+
+def _check_http_url(match: re.Match[str]):
+    start, scheme = _scheme(match)
+    return (start, start, match.end()) if scheme in ("http", "https") else None
+
+
+def _check_cli_user(match: re.Match[str]):
+    if not _plausible_password(match.group(2), match.group(1)):
+        return None
+    return match.start(), match.start(2), match.end(2)
+
+
+def _b64decode(value: str) -> bytes | None:
+    import binascii
+    try:
+        text = value.replace("-", "+").replace("_", "/")
+        return binascii.a2b_base64(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _jwt_header_ok(token: str) -> bool:
+    header = _b64decode(token.split(".", 1)[0])
+    return header is not None and header.lstrip()[:1] == b"{" and b'"alg"' in header
+
+
+def _check_jwt(match: re.Match[str]):
+    return (match.start(), match.start(), match.end()) if _jwt_header_ok(match.group()) else None
+
+
+def _check_jwt_base64(match: re.Match[str]):
+    inner = _b64decode(match.group())
+    if inner is None or not inner.startswith(b"eyJ") or b"." not in inner:
+        return None
+    try:
+        ok = _jwt_header_ok(inner.decode("ascii"))
+    except UnicodeDecodeError:
+        return None
+    return (match.start(), match.start(), match.end()) if ok else None
+
+
+def _check_vault(match: re.Match[str]):
+    secret = match.group()
+    if secret.startswith("s.") and _re("digit").search(secret) is None:
+        return None  # s.<24 letters> is a word in a dotted name
+    return match.start(), match.start(), match.end()
+
+
+def _check_mixed_case(match: re.Match[str]):
+    secret = match.group()
+    if secret == secret.lower() or secret == secret.upper() or _re("digit").search(secret) is None:
+        return None
+    return match.start(), match.start(), match.end()
+
+
+def _check_header(match: re.Match[str]):
+    scheme = (match.group(1) or "").lower()
+    if not scheme and match.group()[:6].lower() == "bearer":
+        scheme = "bearer"
+    value = match.group(2)
+    if scheme == "basic":
+        decoded = _b64decode(value)
+        try:
+            user, colon, password = decoded.decode("utf-8").partition(":") if decoded else ("", "", "")
+        except UnicodeDecodeError:
+            return None
+        if not colon or not password.isprintable() or not _plausible_password(password, user):
+            return None
+    elif not _looks_secret(value, 2):
+        return None
+    return match.start(), match.start(2), match.end(2)
+
+
+def _name_strength(name: str, text: str, start: int) -> int:
+    """0: not a credential's name; 1: a bare ``key``; 2: a token's, secret's or key's;
+    3: a password's."""
+    parts = [p.lower() for p in _re("name").findall(name)]
+    if any(p in _data.NOT_SECRET for p in parts):
+        return 0
+    best = 0
+    for i, part in enumerate(parts):
+        if part.endswith(_data.PASSWORD_PARTS) or part in ("pwd", "pass", "passcode"):
+            best = 3
+        elif part.endswith(_data.SECRET_PARTS):
+            best = max(best, 2)
+        elif part.endswith("key"):
+            if part != "key":
+                best = max(best, 2 if part[:-3] in _data.KEY_QUALIFIERS else 0)
+            elif i and parts[i - 1] in _data.KEY_QUALIFIERS:
+                best = max(best, 2)
+            else:
+                before = _re("prev_word").search(text, max(0, start - 40), start)
+                word = before.group(1).lower() if before else ""
+                if word in _data.NOT_SECRET:
+                    return 0
+                best = max(best, 2 if word in _data.KEY_QUALIFIERS else 1)
+    return best
+
+
+def _looks_secret(value: str, strength: int) -> bool:
+    """A value random enough to be a credential for a name of this strength."""
+    min_length, floor = {1: (20, 3.5), 2: (12, 3.0)}.get(strength, (8, 2.5))
+    if len(value) < min_length or _classes(value) < 2 or _is_placeholder(value):
+        return False
+    low = value.lower()
+    if ("://" in value or low.startswith(_data.BENIGN_PREFIXES) or low.endswith(_data.BENIGN_SUFFIXES)
+            or _re("benign").match(value)):
+        return False
+    if len(value) == 36 and value[8] == value[13] == value[18] == value[23] == "-" \
+            and not value.replace("-", "").strip(_HEX):
+        return strength > 1   # a UUID: an API key's if the name says so, an id's if it is a bare "key"
+    if strength == 1 and not value.strip(_HEX):
+        return False  # a digest
+    if strength == 1 and _classes(value) < 3:
+        return False
+    if (strength < 3 or len(_re("parts").findall(value)) > 1) and _made_of_words(value):
+        return False  # a name, a path, a setting: oauth2-proxy, kv/prod/payments, see-vault
+    return _entropy(value) >= floor
+
+
+_HEX = "0123456789abcdefABCDEF"
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _check_generic(match: re.Match[str]):
+    text = match.string
+    group = next(name for name in ("v1", "v2", "v3", "v4") if match.group(name) is not None)
+    value = match.group(group)
+    start = match.start()
+    floor = max(0, start - 64)
+    while start > floor and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    strength = _name_strength(text[start:match.end("tail")], text, start)
+    if not strength:
+        return None
+    if match.group("prose") is not None:
+        strength = min(strength, 2)   # "the passphrase is Tr0ub4dor": prose asks for a token's length
+    end = match.end(group)
+    if group == "v4" and text[end:end + 1] in ("(", "["):
+        return None  # a call or an index: code, not a value
+    if not _looks_secret(value, strength):
+        return None
+    return start, match.start(group), end
+
+
+_CHECKS: dict[str, Callable] = {
+    "url": lambda match: _userinfo(match, False), "db_url": lambda match: _userinfo(match, True),
+    "http_url": _check_http_url, "cli_user": _check_cli_user, "jwt": _check_jwt, "jwt_base64": _check_jwt_base64,
+    "vault": _check_vault, "mixed_case": _check_mixed_case, "header": _check_header, "generic": _check_generic,
+}

@@ -105,3 +105,31 @@ def result_line(result) -> str:
 
 def result_json(result) -> dict[str, Any]:
     return {"store": result.store, "key": result.key, "entry": result.entry}
+
+
+STATUS_OPERATIONS = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
+
+
+def what_changed(fields: dict[str, tuple[Any, Any]], operation: str = "", bound: int = 60) -> str:
+    """One line for what a version changed (``model.changed_fields`` of it and the version
+    before, bookkeeping left out): the status and its note (the status word left out when
+    ``operation`` already says it), then each other field's old and new value; an amend's
+    note stands for the value it prefixed."""
+    parts = []
+    status = fields.get("status", (None, None))[1]
+    note = fields.get("status_note", (None, None))[1]
+    if status:
+        label = "" if STATUS_OPERATIONS.get(operation) == status else status
+        if status == "superseded":
+            label = f"{label} by {fields.get('superseded_by', (None, None))[1]}".strip()
+        quoted = repr(excerpt(note, bound)) if note else ""
+        parts.append(f"{label}: {quoted}" if label and quoted else label or quoted or "(no note)")
+    elif note is not None or "status" in fields:
+        parts.append("status cleared")
+    for name, (old, new) in fields.items():
+        if name in ("status", "status_note", "superseded_by") or (name == "value" and status == "amended"):
+            continue
+        shown_old = "(none)" if old is None else excerpt(old, bound)
+        shown_new = "(none)" if new is None else excerpt(new, bound)
+        parts.append(f"{name}: {shown_old} -> {shown_new}")
+    return "; ".join(parts) if parts else "no field changed"

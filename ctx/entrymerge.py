@@ -25,7 +25,8 @@ from typing import Any
 from ctx import model
 from ctx.errors import Conflict, StoreError
 from ctx.model import Entry
-from ctx.storage.files import FORMAT_VERSION, parse_store, serialize
+from ctx.storage.files import FORMAT_VERSION, parse_store
+from ctx.storage.textlayout import serialize_reusing
 
 STATUS_GROUP = ("status", "status_timestamp", "status_note", "superseded_by")
 _MISSING = object()
@@ -101,7 +102,7 @@ def merge_entry(base: Entry | None, ours: Entry | None, theirs: Entry | None) ->
                                                         e is winner))
     group, _ = _pick(groups[0], groups[1], groups[2],
                      tuple(later_status.get(n, _MISSING) for n in STATUS_GROUP))
-    for name, value in zip(STATUS_GROUP, group):
+    for name, value in zip(STATUS_GROUP, group, strict=True):
         if value is not _MISSING:
             merged[name] = value
     ordered = {n: merged[n] for n in names if n in merged}
@@ -180,6 +181,23 @@ def parse(data: bytes | None, path: str, side: str = "one side") -> dict[str, An
     return parsed
 
 
+def merge_store_sides(base: bytes | None, ours: bytes | None, theirs: bytes | None, path: str = "store",
+                      parsed: list[dict[str, Any] | None] | None = None
+                      ) -> tuple[bytes, list[str], dict[str, Any]]:
+    """Merge three store files that all differ: the merged bytes, the value conflicts,
+    and the merged data. ``parsed``: the sides already parsed (base, ours, theirs; None
+    where not), not parsed again. An entry taken unchanged from a side keeps that
+    side's text: only the entries the merge changed are serialized anew (the bytes are
+    those ``serialize`` writes)."""
+    given = parsed or [None, None, None]
+    sides = [given[i] if given[i] is not None else parse(raw, path, side)
+             for i, (raw, side) in enumerate(((base, "the ancestor"), (ours, "here"), (theirs, "the remote")))]
+    result = merge_store(sides[0], sides[1], sides[2], path)
+    reuse = [(raw, data) for raw, data in ((ours, sides[1]), (theirs, sides[2]), (base, sides[0]))
+             if raw is not None and data is not None]
+    return serialize_reusing(result.data, reuse), result.value_conflicts, result.data
+
+
 def merge_store_bytes(base: bytes | None, ours: bytes | None, theirs: bytes | None,
                       path: str = "store") -> tuple[bytes | None, list[str]]:
     """Merge three store files' bytes; returns the merged bytes and the value conflicts."""
@@ -190,6 +208,5 @@ def merge_store_bytes(base: bytes | None, ours: bytes | None, theirs: bytes | No
         return theirs, []
     if theirs == base:
         return ours, []
-    result = merge_store(parse(base, path, "the ancestor"), parse(ours, path, "here"),
-                         parse(theirs, path, "the remote"), path)
-    return serialize(result.data), result.value_conflicts
+    merged, conflicts, _ = merge_store_sides(base, ours, theirs, path)
+    return merged, conflicts

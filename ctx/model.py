@@ -11,7 +11,7 @@ import json
 import math
 import re
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -34,18 +34,23 @@ _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?")
 _AMENDED_PREFIX = re.compile(r"\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n", re.S)
 
-Entry = dict[str, Any] if TYPE_CHECKING else dict  # an entry: a JSON object
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    Entry: TypeAlias = dict[str, Any]  # an entry: a JSON object
+else:
+    Entry = dict
 
 
 # --- time -------------------------------------------------------------------
 
 def now() -> str:
     """The current time in the store's form: RFC 3339, UTC, ``Z``, whole seconds."""
-    return format_ts(datetime.now(timezone.utc))
+    return format_ts(datetime.now(UTC))
 
 
 def format_ts(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_ts(text: str) -> datetime:
@@ -57,7 +62,7 @@ def parse_ts(text: str) -> datetime:
     raw = text.strip()
     if _DATE.fullmatch(raw):
         try:
-            return datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+            return datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC)
         except ValueError:
             raise InvalidArgument(f"not a valid date: {text!r}") from None
     if not _RFC3339.fullmatch(raw):
@@ -72,11 +77,11 @@ def parse_ts(text: str) -> datetime:
         raise InvalidArgument(
             f"not an RFC 3339 timestamp or YYYY-MM-DD date: {text!r}") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def ts_key(text: Any) -> datetime:
@@ -330,3 +335,15 @@ def apply_basis(old: Entry, basis: str, *, author: str | None) -> Entry:
     if author:
         entry["author"] = author
     return entry
+
+
+BOOKKEEPING = frozenset(("timestamp", "status_timestamp", "created", "author"))  # set by every write
+
+
+def changed_fields(before: Entry | None, after: Entry | None,
+                   skip: frozenset[str] = frozenset()) -> dict[str, tuple[Any, Any]]:
+    """The fields whose value differs between two versions of an entry, ``(old, new)``
+    (None for a field one side lacks), in the entries' own order; ``skip`` left out."""
+    old, new = before or {}, after or {}
+    names = dict.fromkeys(list(old) + list(new))
+    return {n: (old.get(n), new.get(n)) for n in names if n not in skip and old.get(n) != new.get(n)}

@@ -33,12 +33,13 @@ import os
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
-    from typing import Any, Mapping
+    from typing import Any
 
 from ctx.errors import InvalidArgument
 
-PATH, TEXT, SECONDS, BYTES, CHOICE, FLAG = "path", "text", "seconds", "bytes", "choice", "flag"
+PATH, TEXT, SECONDS, BYTES, COUNT, CHOICE, FLAG = "path", "text", "seconds", "bytes", "count", "choice", "flag"
 
 # name: (kind, default, what it does); the front door and the launcher's entries are here too
 VARIABLES: dict[str, tuple[str, Any, str]] = {
@@ -57,6 +58,10 @@ VARIABLES: dict[str, tuple[str, Any, str]] = {
     "CTX_DEBUG": (FLAG, False, "show the traceback of an internal error"),
     "CTX_SLOW_PATH": (FLAG, False, "run every command through the full (click) front door"),
     "CTX_HARNESS": (TEXT, "claude", "the harness the launcher script starts (read by the script)"),
+    "CTX_CONTEXT_WINDOW_CHARS": (COUNT, None, "the agent's context window, in characters: ctx start "
+                                 "keeps to 5% of it"),
+    "CTX_CONTEXT_WINDOW_TOKENS": (COUNT, None, "the agent's context window, in tokens (4 characters "
+                                  "each), when the runtime names no characters"),
 }
 CHOICES = {"CTX_GIT_TRANSPORT": ("git", "libgit2")}
 FLAG_OFF = ("", "0", "false", "no", "off")
@@ -95,8 +100,8 @@ def seconds(name: str, env: Mapping[str, str] | None = None) -> float:
     return value
 
 
-def byte_count(name: str, env: Mapping[str, str] | None = None) -> int:
-    raw, default = _raw(name, BYTES, env)
+def _whole(name: str, kind: str, unit: str, env: Mapping[str, str] | None) -> Any:
+    raw, default = _raw(name, kind, env)
     if not raw:
         return default
     try:
@@ -104,8 +109,18 @@ def byte_count(name: str, env: Mapping[str, str] | None = None) -> int:
     except ValueError:
         value = -1
     if value < 0:
-        raise InvalidArgument(f"{name}={raw!r} is not a whole number of bytes (the default is {default})")
+        unset = "unset" if default is None else str(default)
+        raise InvalidArgument(f"{name}={raw!r} is not a whole number of {unit} (the default is {unset})")
     return value
+
+
+def byte_count(name: str, env: Mapping[str, str] | None = None) -> int:
+    return _whole(name, BYTES, "bytes", env)
+
+
+def count(name: str, env: Mapping[str, str] | None = None) -> int | None:
+    """A whole number, 0 or more; None when unset."""
+    return _whole(name, COUNT, "tokens" if name.endswith("_TOKENS") else "characters", env)
 
 
 def choice(name: str, env: Mapping[str, str] | None = None) -> str:

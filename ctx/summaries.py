@@ -71,6 +71,17 @@ def open_items(text: str) -> list[str]:
     return items
 
 
+def open_section(text: str) -> str | None:
+    """The first ``## Open`` section whole, heading included (the same bounds as
+    ``open_items``), or None when there is none."""
+    lines = text.splitlines(keepends=True)
+    for start, line in enumerate(lines):
+        if line.rstrip().lower() == "## open":
+            end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+            return "".join(lines[start:end])
+    return None
+
+
 def suffix_sequence():
     """Suffixes of §7 in order: '', b … z, za … zz, zza …"""
     yield ""
@@ -97,6 +108,7 @@ def next_summary_name(root: Path, date: str) -> str:
             return name
         if name in taken:
             remaining -= 1
+    raise AssertionError("suffix_sequence never ends")  # pragma: no cover
 
 
 # --- writing and reading summaries (ctx summary new, list, show) --------------------------

@@ -8,6 +8,12 @@ Two ways to commit, one result: when the repository is exactly as ctx's
 last commit left it and the write changed one store file, ``fastcommit``
 writes the commit in plain git formats without loading libgit2; otherwise
 libgit2 (pygit2) does, and repairs and records what it finds.
+
+Either way, the author is who wrote the entry (``CTX_AUTHOR``, else the
+operator) and the committer the account that committed it (this machine's git
+identity, the author when none is set); when git is told to sign
+(``commit.gpgsign``), the commit is signed as git signs it
+(``plumbing/signing.py``), and a signer that fails fails the write.
 """
 
 from __future__ import annotations
@@ -15,12 +21,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctx import settings
-from ctx.errors import CredentialRefused, GitError, StoreError
 from ctx.changes import Change
-from ctx.storage.files import parse_store
 from ctx.display import excerpt
-
+from ctx.errors import CredentialRefused, GitError, StoreError
+from ctx.storage.files import parse_store
 from ctxgit.plumbing import fastcommit
+
+TYPE_CHECKING = False  # pygit2 loads only when the fast commit cannot be used
+if TYPE_CHECKING:
+    import pygit2
 
 SUBJECT_BOUND = 60
 STATUS_OF = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
@@ -82,6 +91,23 @@ def external_message(paths: list[str]) -> str:
             "before the next write.\n\nCtx-Operation: external\n")
 
 
+def _held_by_a_waiting_merge(root: Path) -> set[str]:
+    if not (root / ".git" / "MERGE_HEAD").exists():
+        return set()
+    from ctxgit.sync.waiting import held_paths
+    return held_paths(root)
+
+
+def _has_conflict_markers(root: Path, path: str) -> bool:
+    if path.startswith("memory/") or not (root / path).is_file():
+        return False
+    from ctxgit.sync.waiting import marker_lines
+    try:
+        return bool(marker_lines((root / path).read_bytes()))
+    except OSError:
+        return False
+
+
 def broken_store(root: Path, path: str) -> bool:
     """A store file that does not parse is never committed over a good version."""
     if not (path.startswith("memory/") and path.endswith(".json")):
@@ -100,7 +126,7 @@ class GitRecorder:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._repo = None
+        self._repo: pygit2.Repository | None = None
         self._pending: list[str] = []
         self._state: dict | None = None
         self.warnings: list[str] = []
@@ -117,7 +143,14 @@ class GitRecorder:
             self._state = fastcommit.load_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
-        from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, ensure_repo, open_repo, system_signature
+        from ctxgit.plumbing.repo import (
+            clear_half_made,
+            commit_paths,
+            dirty_paths,
+            ensure_repo,
+            open_repo,
+            system_signature,
+        )
         try:
             found = open_repo(self.root) is not None
         except GitError:
@@ -134,7 +167,14 @@ class GitRecorder:
         repo, touched = ensure_repo(self.root)
         self._repo = repo
         self._pending = touched
-        outside = [p for p in dirty_paths(repo) if p not in touched and not broken_store(self.root, p)]
+        held = _held_by_a_waiting_merge(self.root)  # its conflict markers are never committed
+        outside = [p for p in dirty_paths(repo) if p not in touched and p not in held
+                   and not broken_store(self.root, p)]
+        marked = [p for p in outside if _has_conflict_markers(self.root, p)]
+        if marked:  # a conflict is never committed (and so never pushed): a human resolves it first
+            outside = [p for p in outside if p not in marked]
+            self.warnings.append(f"warning: {', '.join(marked)} holds conflict markers; it stays "
+                                 "uncommitted until they are removed (`ctx doctor` shows where)")
         if not outside:
             return
         try:
@@ -194,17 +234,21 @@ class GitRecorder:
 
     def _record_fast(self, change: Change) -> bool:
         """The commit without libgit2, for one changed store file; False to fall back."""
+        state = self._state
         paths = [p for p in change.paths]
-        if len(paths) != 1 or change.parents or not paths[0].startswith("memory/"):
+        if state is None or len(paths) != 1 or change.parents or not paths[0].startswith("memory/"):
             return False
-        identity = self._state.get("operator") if not change.author else None
-        if not change.author and not identity:
+        operator = state.get("operator")  # this machine's git identity: the committer
+        if change.author:
+            name, email = author_identity(change.author)
+        elif operator:
+            name, email = operator
+        else:
             return False
         _refuse_new_secrets(change)
-        name, email = (identity or author_identity(change.author))
         content = (self.root / paths[0]).read_bytes()
-        done = fastcommit.commit_store(self.root, self._state, paths[0], content, message_for(change),
-                                    name, email)
+        done = fastcommit.commit_store(self.root, state, paths[0], content, message_for(change),
+                                    name, email, tuple(operator) if operator else None)
         if done is None:
             return False
         from ctxgit.plumbing.pack import account
@@ -233,8 +277,8 @@ def _refuse_new_secrets(change: Change) -> None:
     """
     if change.forced:
         return
-    from ctx.model import json_text
     from ctx.credentials import scan
+    from ctx.model import json_text
     for edit in change.edits:
         if edit.after is None:
             continue
@@ -265,11 +309,12 @@ def remember(repo) -> None:
             fastcommit.forget_state(root)  # something is staged: not the state of a clean commit
             return
         blobs = {e.path: str(e.id) for e in index}
-        config = repo.config
-        operator = None
-        if "user.name" in config and "user.email" in config:
-            operator = [config["user.name"], config["user.email"]]
-        fastcommit.save_state(root, str(head.id), root_tree, memory, blobs, operator)
+        from ctxgit.plumbing.repo import machine_identity
+        from ctxgit.plumbing.signing import signing_config
+        identity = machine_identity(repo)
+        operator = list(identity) if identity else None
+        fastcommit.save_state(root, str(head.id), root_tree, memory, blobs, operator,
+                              signing_config(repo.config))
     except (pygit2.GitError, KeyError, OSError, ValueError):
         fastcommit.forget_state(root)
 

@@ -15,13 +15,12 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ctx.credentials import Finding, scan
 from ctx.storage.textlayout import entry_line
-
 from hooks.unsafe_paths import forbidden
 
 ENTRY_FIELDS = ("value", "derivation", "status_note")

@@ -107,11 +107,11 @@ def _option(opt: Opt) -> click.Option:
 
 
 def _argument(arg: Arg) -> click.Argument:
-    completion = {"shell_complete": complete_key} if arg.dest == "key" else {}
     if arg.kind == WORDS:
         return click.Argument([arg.dest], nargs=-1, required=False)
     return click.Argument([arg.dest], required=arg.required, default=arg.default, metavar=arg.metavar,
-                          type=_value_type(arg.choices, arg.kind, None), **completion)
+                          type=_value_type(arg.choices, arg.kind, None),
+                          shell_complete=complete_key if arg.dest == "key" else None)
 
 
 def _epilog(text: str) -> str:

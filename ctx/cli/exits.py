@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ctx.errors import (Conflict, ContextRootError, CredentialRefused, CtxError, GitError, InvalidArgument,
-                        LockTimeout, NotFound, StoreError)
+from ctx.errors import (
+    Conflict,
+    ContextRootError,
+    CredentialRefused,
+    CtxError,
+    GitError,
+    InvalidArgument,
+    LockTimeout,
+    NotFound,
+    StoreError,
+)
 
 
 class ExitStatus(IntEnum):

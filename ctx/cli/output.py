@@ -31,7 +31,4 @@ def write_done(run: Run, context: Context, result: dict[str, Any], message: str,
                warnings: list[str] | None = None) -> None:
     """A write's warnings on stderr, then its result: a line, or JSON with the warnings in it."""
     shown = run.warn(context, warnings)
-    if as_json:
-        run.json({**result, "warnings": shown})
-    else:
-        run.out(message)
+    run.result({**result, "warnings": shown}, message, as_json)

@@ -6,7 +6,8 @@ Plain classes and constants only: the fast door imports this on every run.
 
 from __future__ import annotations
 
-from ctx.brief import DEFAULT_CHANGES as CHANGES, DEFAULT_DAYS as DAYS  # the core owns these defaults
+from ctx.brief import DEFAULT_CHANGES as CHANGES  # the core owns these defaults
+from ctx.brief import DEFAULT_DAYS as DAYS
 from ctx.model import SCOPES, SOURCES, STATUSES, STORES
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
@@ -106,4 +107,4 @@ KEY = Arg("key", help="The entry's key.")
 REMOTE = Arg("remote_name", required=False, metavar="[REMOTE]", help="The remote (default: the upstream, or origin).")
 ORDER_HELP = ("Results: newest timestamp first, then store (operator, shared, agent), "
               "then key; a limit cuts them after ordering.")
-HARNESSES = ("claude-code", "codex", "agents-md", "gemini", "launcher")
+HARNESSES = ("claude-code", "codex", "agents-md", "gemini", "launcher", "cursor")  # cursor: --mcp only

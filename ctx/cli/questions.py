@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TypeVar
 
-from ctx.errors import InvalidArgument
 from ctx import settings
+from ctx.errors import InvalidArgument
 from ctx.features.wire import TARGETS
 
 Ask = Callable[[str, str], str]
+T = TypeVar("T")
 ATTEMPTS = 3
 NONE_WORDS = ("none", "no", "-", "nothing")
 
@@ -39,7 +41,7 @@ def _is_default(answer: str | None) -> bool:
     return answer is None or not answer.strip() or answer.strip().lower() in ("default", "the default")
 
 
-def _ask_until(ask: Ask, question: str, default: str, parse: Callable[[str], object]) -> object:
+def _ask_until(ask: Ask, question: str, default: str, parse: Callable[[str], T]) -> T:
     """Ask until ``parse`` accepts the answer (the default when none is given)."""
     prompt = question
     for _ in range(ATTEMPTS):
@@ -140,9 +142,9 @@ def record_answers(context, answers: SetupAnswers) -> list:
     text is not written again.
     """
     from ctx import model
-    from ctx.errors import CredentialRefused
     from ctx.changes import Edit
     from ctx.credentials import scan
+    from ctx.errors import CredentialRefused
     for text in ([answers.focus] if answers.focus else []) + answers.instructions:
         findings = scan(text)
         if findings:

@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 import sys
 
-from ctx.cli.exits import (INTERRUPTED_LINE, ExitStatus, error_line, exit_status_for, internal_error_line,
-                           os_error_line)
+from ctx.cli.exits import INTERRUPTED_LINE, ExitStatus, error_line, exit_status_for, internal_error_line, os_error_line
 from ctx.errors import CtxError, InvalidArgument
 from ctx.settings import flag
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from typing import Any
-
     from pathlib import Path
+    from typing import Any
 
     from ctx.cli.params import Command
     from ctx.context import Context
@@ -43,6 +41,19 @@ class Run:
     def json(self, payload: Any) -> None:
         self.out(json.dumps(payload, ensure_ascii=False, indent=2))
 
+    def result(self, payload: Any, text: str | None, as_json: bool) -> None:
+        """A command's final result: ``payload`` as JSON with ``--json``, else ``text``
+        (None: nothing). The one place both are known, so a capture (the MCP server)
+        gets the text and the JSON of a write that runs once."""
+        if as_json:
+            self.json(payload)
+        elif text is not None:
+            self.out(text)
+
+    def stdin(self) -> str:
+        """What ``--from-stdin`` reads."""
+        return sys.stdin.read()
+
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
         from ctx.context import Context
@@ -56,6 +67,44 @@ class Run:
         for warning in warnings:
             self.err(f"ctx: {warning}")
         return warnings
+
+
+class CapturingRun(Run):
+    """A ``Run`` that keeps what a command prints instead of printing it (the MCP server):
+    ``text`` (stdout, exactly as the CLI prints it), ``errors`` (the stderr lines),
+    ``payloads`` (each JSON it printed) and ``result`` (the payload handed to ``result``,
+    whether or not it was printed as JSON). ``given`` stands in for stdin."""
+
+    def __init__(self, given: str = "") -> None:
+        super().__init__()
+        self.given = given
+        self.parts: list[Any] = []  # text, or a JSON payload (formatted only if ``text`` is asked)
+        self.errors: list[str] = []
+        self.payloads: list[Any] = []
+        self.result_payload: Any = None
+        self.has_result = False
+
+    @property
+    def text(self) -> str:
+        return "".join(part if isinstance(part, str) else json.dumps(part[0], ensure_ascii=False, indent=2) + "\n"
+                       for part in self.parts)
+
+    def out(self, text: str, end: str = "\n") -> None:
+        self.parts.append(text + end)
+
+    def err(self, text: str) -> None:
+        self.errors.append(text)
+
+    def json(self, payload: Any) -> None:
+        self.payloads.append(payload)
+        self.parts.append((payload,))
+
+    def result(self, payload: Any, text: str | None, as_json: bool) -> None:
+        self.result_payload, self.has_result = payload, True
+        super().result(payload, text, as_json)
+
+    def stdin(self) -> str:
+        return self.given
 
 
 def git_recorder(root: Path) -> Recorder:
@@ -85,6 +134,35 @@ def check_words(command: Command, values: dict[str, Any]) -> None:
             raise InvalidArgument(f"{command.name} needs a {arg.dest} after the key")
 
 
+# commands that can take a while: a progress line on a terminal (``ctx/progress.py``)
+SLOW = ("sync", "clone", "pull", "push", "purge", "scan", "reindex")
+# commands after which auto-sync starts no push: they sync themselves, or rewrite history
+NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-driver", "status")
+
+
+def after_write(run: Run) -> None:
+    """Auto-sync's hook (``ctxgit/sync/trigger.py``): a background push after a write, when
+    this machine turned it on. Costs a file read when off; never fails the write."""
+    if flag("CTX_NO_GIT"):
+        return
+    for root in dict.fromkeys(context.root for context in run.contexts):
+        try:
+            if b"sync-auto" not in (root / ".git" / "ctx" / "machine.json").read_bytes():
+                continue
+        except OSError:
+            continue
+        from ctxgit.sync.trigger import after_write as start_push
+        start_push(root)
+
+
+def _call(command: Command, run: Run, values: dict[str, Any]) -> Any:
+    if command.name.partition(" ")[0] not in SLOW:
+        return handler_of(command)(run, **values)
+    from ctx import progress
+    with progress.showing(f"ctx {command.name}", sys.stderr):
+        return handler_of(command)(run, **values)
+
+
 def invoke(command: Command, values: dict[str, Any], run: Run | None = None) -> int:
     """Run ``command`` with parsed ``values``; the exit status (never raises but for CTX_DEBUG)."""
     run = run or Run()
@@ -92,8 +170,10 @@ def invoke(command: Command, values: dict[str, Any], run: Run | None = None) -> 
         check_words(command, values)
         if command.git:
             require_git(f"ctx {command.name}")
-        status = handler_of(command)(run, **values)
+        status = _call(command, run, values)
         sys.stdout.flush()
+        if not status and not command.reads and not command.destructive and command.name not in NO_AUTO_SYNC:
+            after_write(run)
         return int(status or 0)
     except CtxError as error:
         run.err(error_line(error))

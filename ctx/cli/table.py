@@ -12,8 +12,24 @@ Plain classes and constants only: the fast door imports this on every run.
 
 from __future__ import annotations
 
-from ctx.cli.params import (BRIEF, FILTERS, FLAG, FORCE, INT, JSON, KEY, MULTI, ORDER_HELP, SEARCH_LIMIT, STORE,
-                            VERBOSE, WORDS, Arg, Command, Opt)
+from ctx.cli.params import (
+    BRIEF,
+    FILTERS,
+    FLAG,
+    FORCE,
+    INT,
+    JSON,
+    KEY,
+    MULTI,
+    ORDER_HELP,
+    SEARCH_LIMIT,
+    STORE,
+    VERBOSE,
+    WORDS,
+    Arg,
+    Command,
+    Opt,
+)
 from ctx.model import BASES, SCOPES, SOURCES
 
 # --- the everyday commands (the fast door takes these) --------------------------------
@@ -30,24 +46,47 @@ standing instructions.""", """\
 Example:
   CTX_HOME=~/ctx ctx init --focus "Ship the upload fix, then the progress bar"
 """, options=(Opt("focus", "--focus", metavar="TEXT", help="Write current_focus (source operator, basis reported)."),
-              Opt("yes", "--yes", "-y", kind=FLAG, help="Ask nothing; take every default (the default off a terminal)."),
+              Opt("yes", "--yes", "-y", kind=FLAG,
+                  help="Ask nothing; take every default (the default off a terminal)."),
               JSON), idempotent=True),
     Command("start", "entries:start", "Rules, brief and newest summary (§5.1).", """\
 Print the start payload: RULES.md, the brief, the newest summary (§5.1).
 
-Writes nothing, and exits 0 even on an empty or missing context (it says
-so), so a harness hook never fails a session.""", """\
-Example (a harness's session-start hook):
+Writes nothing (with auto-sync on it pulls first, within sync-timeout),
+and exits 0 even on an empty or missing context (it says so), or an
+unreachable remote, so a harness hook never fails a session. With a budget the output is
+at most that many characters: whole items in order of importance (RULES.md,
+the brief's header, focus, instructions, since your last session, open
+items, decisions, recent changes, then the summary, its Open section first),
+and one line saying what was left out and which command shows it.""", """\
+Examples (a harness's session-start hook):
   CTX_HOME=~/ctx CTX_AUTHOR="Agent One" timeout 10 ctx start || true
-""", options=BRIEF, reads=True, fast=True),
+  ctx start --max-chars 9000        # Claude Code inlines up to 10,000
+Budget, the first that is set: --max-chars (or --max-tokens, 4 characters
+each; 0: none); 5% of $CTX_CONTEXT_WINDOW_CHARS (or of 4 x
+$CTX_CONTEXT_WINDOW_TOKENS); `ctx config start-max-chars N` (this
+machine). None: the whole payload.
+""", options=BRIEF + (
+                Opt("max_chars", "--max-chars", kind=INT, minimum=0, metavar="N",
+                    help="At most N characters (0: no budget)."),
+                Opt("max_tokens", "--max-tokens", kind=INT, minimum=0, metavar="N",
+                    help="At most N tokens of 4 characters (0: no budget).")), reads=True, fast=True),
     Command("brief", "entries:brief", "The one-screen brief (§5.2).",
             "Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes.", """\
 Example:
   ctx brief --days 14 --changes 5
 JSON shape (--json): {"generated", "commit", "counts": {store: n},
-  "focus": item|null, "instructions": [item], "open": {"from", "items", "more"},
-  "decisions": {"days", "items": [item]}, "changes": [item], "warnings": [str]}
+  "focus": item|null, "instructions": [item], "since": null | {"author",
+  "last", "first_session", "changes": [{"store", "key", "author",
+  "timestamp", "kind"}], "more"}, "open": {"from", "items", "more"},
+  "decisions": {"days", "items": [item]}, "changes": [item], "sync": str|null,
+  "warnings": [str]}
   where item = {"text", "key"?, "store"?, "status"?, "timestamp"?}
+With a remote, "sync" names the sync state (`ctx status` has the details);
+with auto-sync on (`ctx config sync-auto true`) brief pulls first.
+With CTX_AUTHOR set, SINCE YOUR LAST SESSION lists what others changed
+since that author's last commit (kind: new, changed, amended, superseded,
+resolved, deleted).
 """, options=BRIEF + (JSON,), reads=True, fast=True),
     Command("get", "entries:get", "One entry, with its status (§4.1).",
             "Print one entry with its status (§4.1). Exits 1 when the key is missing.", """\
@@ -73,7 +112,8 @@ stored as JSON; anything else (1.5, 007, NaN) as the text it was.
             options=(STORE,
                      Opt("source", "--source", choices=SOURCES,
                          help="Whose knowledge (default: agent with CTX_AUTHOR, else operator)."),
-                     Opt("basis", "--basis", choices=BASES, help="How you know (new entries: inferred; updates keep it)."),
+                     Opt("basis", "--basis", choices=BASES,
+                         help="How you know (new entries: inferred; updates keep it)."),
                      Opt("scope", "--scope", choices=SCOPES, help="global (default) or session."),
                      Opt("tags", "--tag", kind=MULTI, help="A tag; repeat for more. Replaces the old tags."),
                      Opt("derivation", "--derivation", help="How the value was reached."),

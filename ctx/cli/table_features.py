@@ -15,7 +15,8 @@ Examples:
 File shape: {"format": "ctx-export", "version": "1", "exported": TIME,
   "stores": {store: {"type", "version", "last_updated", "entries": {...},
   other top-level keys}}}.
-""", options=(ANY_STORE, Opt("output", "-o", "--output", metavar="FILE", help="Write FILE (mode 0600) instead of stdout.")),
+""", options=(ANY_STORE, Opt("output", "-o", "--output", metavar="FILE",
+                             help="Write FILE (mode 0600) instead of stdout.")),
             reads=True),
     Command("import", "features:import_", "Merge an export file in, as one commit.", """\
 Merge FILE (from `ctx export`; - for stdin) into the context, entry by
@@ -47,7 +48,8 @@ An entry expires when its scope is session and its timestamp is older
 than the threshold; one whose timestamp cannot be read is skipped.
 JSON shape: {"dry_run", "cutoff", "deleted": [{"store", "key",
   "timestamp"}], "skipped": [{"store", "key"}]}.
-""", options=(Opt("older_than", "--older-than", default="24h", metavar="AGE", help="Minutes, hours or days: 30m, 24h, 7d."),
+""", options=(Opt("older_than", "--older-than", default="24h", metavar="AGE",
+                  help="Minutes, hours or days: 30m, 24h, 7d."),
               Opt("dry_run", "--dry-run", kind=FLAG, help="List what would go; write nothing."), JSON),
             idempotent=True, destructive=True),
     Command("stats", "features:stats", "Counts by store, source, basis, scope, status, tag.", """\
@@ -66,9 +68,21 @@ JSON shape: {"entries", "stores": {store: n}, "source": {..}, "basis":
 Examples:
   ctx config                        # every key and its value
   ctx config enforce-stores true
-Keys: enforce-stores (true|false, default false): an agent (CTX_AUTHOR
-set) may write the operator store only with --source operator (§3.1).
-Kept in <root>/config.json; a change is one commit.
+  ctx config start-max-chars 9000
+  ctx config sync-auto true
+Keys of the context (kept in <root>/config.json; a change is one commit):
+  enforce-stores   true|false, default false: an agent (CTX_AUTHOR set)
+                   may write the operator store only with --source operator
+Keys of this machine (kept in .git/ctx/machine.json; never synced):
+  start-max-chars  characters, default 0 (none): the budget of ctx start
+                   when no option or context window sets one
+  sync-auto        true|false, default false: push in the background after
+                   each write; pull before ctx start and ctx brief
+  sync-timeout     seconds, default 3: how long start and brief wait for
+                   that pull before showing the local context
+  require-signed   true|false, default false: sync and pull refuse a
+                   remote commit that is unsigned or not signed by an
+                   allowed signer (exit 4); doctor lists such commits
 JSON shape: {key: value}.
 """, args=(Arg("key", required=False, help="The key."), Arg("value", required=False, help="Its new value.")),
             options=(JSON,), idempotent=True),
@@ -116,21 +130,68 @@ Examples:
   ctx wire claude-code --apply      # make it; backup in FILE.ctx-backup
   ctx wire agents-md --agent "Agent One" --apply
 
-Targets and files:
+Targets and files (the budget of ctx start in each, and why):
   claude-code  ~/.claude/settings.json (./.claude/ with --project): a
-               SessionStart hook running ctx start, errors ignored
-  codex        $CODEX_HOME/AGENTS.md (default ~/.codex): the pointer
-  agents-md    ./AGENTS.md: the pointer
-  gemini       ~/.gemini/GEMINI.md: the pointer
+               SessionStart hook running ctx start --max-chars 9000, errors
+               ignored (Claude Code inlines up to 10,000 characters, then
+               keeps only a 2 KB preview)
+  codex        $CODEX_HOME/AGENTS.md (default ~/.codex): the pointer, with
+               --max-chars 8000 (Codex cuts a command's output for the
+               model at 10 KB, or 10,000 tokens in newer versions)
+  agents-md    ./AGENTS.md: the pointer, --max-chars 8000 (as codex)
+  gemini       ~/.gemini/GEMINI.md: the pointer, --max-chars 16000 (ctx's
+               choice: Gemini CLI passes far more; about 4,000 tokens)
   launcher     ~/.local/bin/ctx-launch: a script that starts a harness
                with ctx start's output as its opening prompt
-Everything else in the file is kept; applying twice changes nothing.
+With --mcp, the harness's MCP server entry "ctx" running `ctx mcp`, with
+CTX_HOME and CTX_AUTHOR in its env (see `ctx mcp --help`):
+  claude-code  ~/.claude.json "mcpServers" (user scope; ./.mcp.json with
+               --project)
+  codex        $CODEX_HOME/config.toml (default ~/.codex): [mcp_servers.ctx]
+  gemini       ~/.gemini/settings.json "mcpServers"
+  cursor       ~/.cursor/mcp.json "mcpServers" (cursor: --mcp only)
+Everything else in the file is kept; applying twice changes nothing; an
+older ctx hook or pointer is updated in place.
 JSON shape: {"target", "path", "exists", "changed", "applied", "backup",
   "diff", "notes"}.
 """, args=(Arg("target", choices=HARNESSES, help="The harness to wire."),),
             options=(Opt("do_apply", "--apply", kind=FLAG, help="Make the change (default: only show it)."),
-                     Opt("project", "--project", kind=FLAG, help="claude-code: this project's .claude/settings.json."),
-                     Opt("agent", "--agent", metavar="NAME", help="The agent's name in the pointer (default: CTX_AUTHOR)."),
+                     Opt("project", "--project", kind=FLAG, help="claude-code: this project's .claude/settings.json "
+                         "(with --mcp: its .mcp.json; gemini, cursor, codex: ./.gemini, ./.cursor, ./.codex)."),
+                     Opt("agent", "--agent", metavar="NAME",
+                         help="The agent's name in the pointer (default: CTX_AUTHOR)."),
                      Opt("only_under", "--only-under", metavar="DIR",
-                         help="claude-code: run the hook only in sessions under DIR."), JSON), idempotent=True),
+                         help="claude-code: run the hook only in sessions under DIR."),
+                     Opt("mcp", "--mcp", kind=FLAG, help="Wire the harness's MCP server entry (ctx mcp) instead."),
+                     JSON), idempotent=True),
+    Command("mcp", "mcp:serve", "Serve ctx to MCP clients over stdio.", """\
+Serve the context to an MCP client (Claude Code, Codex, Gemini CLI, Cursor...)
+over stdin and stdout, until the client closes it. A harness starts it.
+
+Each tool is the ctx command of the same name (start, brief, get, set,
+amend, supersede, resolve, basis, delete, search, list, history, log, diff,
+summary_new; sync where a remote is set), its options as arguments; a
+result holds the command's text and its --json object. Resources:
+ctx://rules, ctx://brief, ctx://summary/latest. Writes are commits, signed
+--author or $CTX_AUTHOR. Needs the mcp extra: pip install 'ctx-memory[mcp]'.""", """\
+Examples:
+  ctx wire claude-code --mcp --apply    # or codex, gemini, cursor
+  CTX_HOME=~/ctx ctx mcp --author "Agent One"
+
+How each harness runs it (`ctx wire TARGET --mcp` writes this, with this
+installation's ctx, $CTX_HOME and the agent's name):
+  Claude Code  ~/.claude.json (user scope) or ./.mcp.json (--project):
+    {"mcpServers": {"ctx": {"type": "stdio", "command": "/usr/local/bin/ctx",
+      "args": ["mcp"], "env": {"CTX_HOME": "/home/me/ctx",
+      "CTX_AUTHOR": "Claude"}}}}
+  Codex        $CODEX_HOME/config.toml (default ~/.codex):
+    [mcp_servers.ctx]
+    command = "/usr/local/bin/ctx"
+    args = ["mcp"]
+    env = { CTX_HOME = "/home/me/ctx", CTX_AUTHOR = "Codex" }
+  Gemini CLI   ~/.gemini/settings.json, and Cursor  ~/.cursor/mcp.json:
+    {"mcpServers": {"ctx": {"command": "/usr/local/bin/ctx", "args": ["mcp"],
+      "env": {"CTX_HOME": "/home/me/ctx", "CTX_AUTHOR": "Gemini"}}}}
+""", options=(Opt("author", "--author", metavar="NAME",
+                   help="Sign writes with NAME (default: $CTX_AUTHOR, else the operator)."),)),
 )

@@ -1,6 +1,6 @@
-"""The command table, continued: the git-native commands (history, log, diff,
-revert, doctor, hooks, scan, purge) and sync (remote, pull, push, sync, clone).
-Their handlers are in ``commands/history.py`` and ``commands/sync.py``."""
+"""The command table, continued: the git-native commands (history, log, diff, view,
+revert, doctor, hooks, scan, purge) and sync (remote, pull, push, sync, status, clone).
+Their handlers are in ``commands/history.py``, ``commands/view.py`` and ``commands/sync.py``."""
 
 from __future__ import annotations
 
@@ -16,27 +16,42 @@ Examples:
   ctx history pref_one_question --store operator -n 5 -v
   ctx history k --all-stores --json
 Newest first. JSON shape: a list of {"commit", "date", "author", "email",
-  "operation", "store", "key", "event": created|changed|deleted, "status",
-  "entry" (null when deleted), "subject", "stores", "keys"}.
-""", args=(KEY,), options=(STORE, Opt("all_stores", "--all-stores", kind=FLAG, help="The key's history in every store."),
+  "committer", "committer_email", "operation", "store", "key", "event":
+  created|changed|deleted, "status", "entry" (null when deleted),
+  "subject", "stores", "keys"}.
+""", args=(KEY,), options=(STORE, Opt("all_stores", "--all-stores", kind=FLAG,
+                                      help="The key's history in every store."),
                           Opt("limit", "-n", kind=INT, minimum=1, help="At most N versions."),
                           Opt("verbose", "-v", "--verbose", kind=FLAG, help="Whole values, not excerpts."), JSON),
             reads=True, git=True),
     Command("log", "history:log", "The context's commits, newest first.", """\
 The context's commits, one line each: id, local date, author, subject.
-With KEY, the commits that changed that entry (exit 1 when none ever did).""", """\
+The author is who wrote the entry (CTX_AUTHOR); when another account
+committed it (the machine's git identity), the line says "Agent Z via
+Olive Operator". With KEY, the commits that changed that entry (exit 1
+when none ever did). With --verify, each commit's signature is checked as
+git checks it and marked good (with its signer), bad, unknown signer or
+unsigned: ssh signatures against gpg.ssh.allowedSignersFile, openpgp ones
+against your gpg keyring.""", """\
 Examples:
   ctx log -n 20
   ctx log decision_db_pool
   ctx log --author "Agent One" --since 2026-11-29 --json
+  ctx log --verify -n 10
 Newest first. JSON shape: a list of {"commit", "date", "author", "email",
-  "operation", "stores", "keys", "subject"}.
+  "committer", "committer_email", "operation", "stores", "keys",
+  "subject"}; with --verify also "signature": good|bad|unknown signer|
+  unsigned, "signer", "signature_detail".
 """, args=(Arg("key", required=False, help="Only the commits that changed this entry."),),
             options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices,
                                        help="Only commits touching this store."),
                      Opt("author", "--author", help="Only commits whose author name or email contains this."),
-                     Opt("since", "--since", metavar="TIME", help="Only commits at or after TIME (RFC 3339 or YYYY-MM-DD)."),
-                     Opt("limit", "-n", kind=INT, minimum=1, help="At most N commits."), JSON), reads=True, git=True),
+                     Opt("since", "--since", metavar="TIME",
+                         help="Only commits at or after TIME (RFC 3339 or YYYY-MM-DD)."),
+                     Opt("limit", "-n", kind=INT, minimum=1, help="At most N commits."),
+                     Opt("verify", "--verify", kind=FLAG,
+                         help="Check each commit's signature: good, bad, unknown signer or unsigned."),
+                     JSON), reads=True, git=True),
     Command("diff", "history:diff", "Entry-level changes between two states.", """\
 Entries added, removed and changed (field by field) between two states.
 
@@ -52,7 +67,31 @@ JSON shape: {"from", "to", "changes": [{"store", "key", "change":
   {"old", "new"}} (changed)}]}.
 """, args=(Arg("rev", required=False, help="The earlier state."), Arg("rev2", required=False, help="The later state.")),
             options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices, help="Only this store."),
-                     Opt("since", "--since", metavar="TIME", help="From the state just before TIME."), JSON), reads=True, git=True),
+                     Opt("since", "--since", metavar="TIME", help="From the state just before TIME."), JSON),
+            reads=True, git=True),
+    Command("view", "view:view", "Write the operator's view: one HTML page to audit the context.", """\
+Write one self-contained HTML page to audit the context, and print its path:
+the entry counts, the commit shown and the sync state; writes per day by
+author (a chart) and every commit, filterable by author and operation; the
+entries by store, searchable, each with its versions (values compared word
+by word); decisions and open items as in the brief; the newest summaries;
+the entries changed most often and those untouched the longest.
+
+No server and no network: style, script and chart are inside the file,
+written by default to .git/ctx/view/ (never committed). Only what HEAD
+reaches is shown; a value stored with --force shows as a preview, and
+anything that looks like a credential is redacted.""", """\
+Examples:
+  ctx view --open
+  ctx view --since 2026-11-23 --author "Agent Two" --out ~/audit.html
+JSON shape: {"path", "bytes", "commit", "entries", "commits"}.
+""", options=(Opt("out", "--out", metavar="FILE", help="Write the page here (default: .git/ctx/view/ctx-view.html)."),
+              Opt("open_page", "--open", kind=FLAG, help="Open it in the default browser."),
+              Opt("since", "--since", metavar="DATE", help="Only commits (and the entries they changed) at or "
+                                                           "after DATE (RFC 3339 or YYYY-MM-DD)."),
+              Opt("author", "--author", metavar="NAME", help="Only commits whose author name or email contains "
+                                                             "NAME (and the entries they changed)."), JSON),
+            reads=True, git=True),
     Command("revert", "history:revert", "Undo one commit's change, as a new commit.", """\
 Undo one commit's change to the stores, as a new commit.
 
@@ -119,7 +158,8 @@ Examples:
   ctx remote -v
 """, options=(Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show each remote's URL."), JSON),
             reads=True, group=True, git=True),
-    Command("remote add", "sync:remote_add", "Add a remote.", "Add a remote NAME at URL (a path, file://, ssh or https).",
+    Command("remote add", "sync:remote_add", "Add a remote.",
+            "Add a remote NAME at URL (a path, file://, ssh or https).",
             """\
 Example:
   ctx remote add origin /srv/git/ctx.git
@@ -132,15 +172,48 @@ Example:
 """, args=(REMOTE,), options=(JSON,), git=True),
     Command("push", "sync:push", "Push main to a remote.", """\
 Push main to REMOTE and make it main's upstream (so `git pull` works too).
+Says how many commits it sent ("origin already had everything" when none).
 Refused (exit 4) when the remote has changes this machine lacks: `ctx sync`.""", """\
 Example:
   ctx push origin
+JSON shape: {"pushed": remote, "sent": n}.
 """, args=(REMOTE,), options=(JSON,), idempotent=True, git=True),
-    Command("sync", "sync:sync", "Pull, merge and push: the everyday command.",
-            "Pull (merging entry by entry), then push; retried when someone pushed in between.", """\
-Example:
-  ctx sync            # with the upstream remote
-""", args=(REMOTE,), options=(JSON,), idempotent=True, git=True),
+    Command("sync", "sync:sync", "Pull, merge and push: the everyday command.", """\
+Pull (merging entry by entry), then push, and say what was received and sent.
+
+A push that loses a race to another machine's push (the remote moved on, or
+its branch was being updated) is tried again: fetch, merge, push, after a
+short random pause, until --timeout seconds have passed. A refusal by the
+remote itself (a hook, permissions, a protected branch) is reported once,
+with its reason (exit 4). When RULES.md or a summary was changed on both
+sides on the same lines, nothing is committed or pushed: the file gets
+conflict markers in the work tree, the command exits 4, and the merge waits
+until you edit the file and run `ctx sync --continue` (or `--abort`).""", """\
+Examples:
+  ctx sync                 # with the upstream remote
+  ctx sync --timeout 10    # give up retrying after 10 s
+  ctx sync --continue      # after editing the file a merge waits for
+JSON shape: {"result": "up to date"|"fast-forward"|"merge"|"nothing to pull"
+  |"conflict", "commit", "entries", "received", "value_conflicts",
+  "renamed", "text_conflicts", "waiting", "pushed": remote|null, "sent"}.
+""", args=(REMOTE,), options=(
+                Opt("timeout", "--timeout", metavar="SECONDS",
+                    help="Keep retrying a push that lost a race this long (default 60)."),
+                Opt("continue_", "--continue", kind=FLAG,
+                    help="Commit the waiting merge with the files as you edited them, then sync."),
+                Opt("abort", "--abort", kind=FLAG, help="Drop the waiting merge; put its files back."),
+                JSON), idempotent=True, git=True),
+    Command("status", "sync:status", "Where syncing stands on this machine.", """\
+Commits not pushed, commits not pulled as of the last fetch, the last sync
+and how it ended, whether auto-sync is on, a merge that waits, and files
+changed outside ctx and not committed yet. Reads only (no network).""", """\
+Examples:
+  ctx status
+  ctx status --json
+JSON shape: {"remote": name|null, "ahead": n|null, "behind": n|null,
+  "last_sync": time|null, "last_sync_result": text|null, "auto_sync": bool,
+  "merge_in_progress": bool, "uncommitted": [path]}.
+""", options=(JSON,), reads=True, git=True),
     Command("clone", "sync:clone", "A new context root from a remote.", """\
 Clone URL into PATH (default: $CTX_HOME, else ~/ctx), with hooks, merge
 driver and upstream set. An empty remote gives a new context that pushes there.""", """\
@@ -149,7 +222,8 @@ Examples:
   CTX_HOME=~/ctx ctx clone /media/usb/ctx.git
 """, args=(Arg("url", help="The remote to clone."), Arg("path", required=False, help="Where (default: $CTX_HOME).")),
             options=(JSON,), git=True),
-    Command("merge-driver", "sync:merge_driver", "", "git's merge driver for store files (configured as merge.ctx.driver).",
+    Command("merge-driver", "sync:merge_driver", "",
+            "git's merge driver for store files (configured as merge.ctx.driver).",
             args=(Arg("base"), Arg("ours"), Arg("theirs"), Arg("path", required=False, default="store")), hidden=True),
 )
 

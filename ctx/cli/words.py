@@ -40,7 +40,7 @@ def split(args: list[str], takes_value: dict[str, bool]) -> tuple[list[str], lis
         else:
             words.append((i, token))
         i += 1
-    for (p, _), (q, _) in zip(words[1:], words[2:]):
+    for (p, _), (q, _) in zip(words[1:], words[2:], strict=False):
         if any(t != "--" for t in args[p + 1:q]):
             raise OptionBetweenWords()
     return options, [w for _, w in words]

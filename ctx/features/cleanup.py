@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ctx import model
@@ -78,7 +78,7 @@ def cleanup(context, older_than: str = DEFAULT_THRESHOLD, *, dry_run: bool = Fal
             now: datetime | None = None) -> CleanupPlan:
     """Delete expired session entries in one commit; with ``dry_run``, write nothing."""
     age = parse_duration(older_than)
-    cutoff = (now or datetime.now(timezone.utc)) - age
+    cutoff = (now or datetime.now(UTC)) - age
     if dry_run:
         return plan_cleanup({s.name: s.entries for s in context.stores()}, cutoff)
     from ctx.changes import Edit, Outcome

@@ -1,28 +1,46 @@
-"""Context configuration, kept in the context: ``<root>/config.json``.
+"""Configuration: the context's, and this machine's.
 
-The file is one JSON object of known keys. It is written through the one
-write path (``Context.transact``), so every change is a commit, and it
-travels with the context (sync, clone) like the stores. A missing file
-means every key has its default.
+The context's keys are kept in ``<root>/config.json``: one JSON object of
+known keys, written through the one write path (``Context.transact``), so
+every change is a commit, and it travels with the context (sync, clone)
+like the stores. This machine's keys are kept inside the root's repository,
+``.git/ctx/machine.json``: never committed, never synced, one machine's own.
+A missing file means every key has its default.
 
 Keys:
 
-- ``enforce-stores`` (``true``/``false``, default ``false``): enforce the
-  store convention of §3.1: an agent (``CTX_AUTHOR`` set) writes the
+- ``enforce-stores`` (context; ``true``/``false``, default ``false``): enforce
+  the store convention of §3.1: an agent (``CTX_AUTHOR`` set) writes the
   ``operator`` store only to record the operator's words, with source
   ``operator``. See ``check_store_policy``.
+- ``start-max-chars`` (machine; a number of characters, default 0: none):
+  the budget of ``ctx start`` when neither the option nor the agent
+  runtime's context window sets one.
+- ``sync-auto`` (machine; ``true``/``false``, default ``false``): auto-sync
+  (``ctxgit/sync/auto.py``): a background push after each write, a pull
+  before ``ctx start`` and ``ctx brief``. Stored as JSON ``true``/``false``
+  (the write path checks it for ``true`` without loading this module).
+- ``sync-timeout`` (machine; seconds, default 3): how long ``ctx start`` and
+  ``ctx brief`` wait for that pull before showing the local context.
+- ``require-signed`` (machine; ``true``/``false``, default ``false``): ``ctx
+  sync`` and ``ctx pull`` refuse (exit 4) a remote commit that is unsigned or
+  signed by a key git does not trust here (``gpg.ssh.allowedSignersFile``, the
+  gpg keyring), naming it and its author; ``ctx doctor`` lists such commits
+  already in the history (``ctxgit/plumbing/signing.py``). ctx never adds a key.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ctx.errors import InvalidArgument, StoreError
 
 CONFIG_NAME = "config.json"
+MACHINE_NAME = ".git/ctx/machine.json"
 
 
 @dataclass(frozen=True)
@@ -32,6 +50,7 @@ class Key:
     parse: Callable[[str], Any]
     check: Callable[[Any], bool]
     help: str
+    machine: bool = False  # kept per machine (.git/ctx/machine.json), not in the synced config.json
 
 
 def _boolean(text: str) -> bool:
@@ -43,10 +62,39 @@ def _boolean(text: str) -> bool:
     raise InvalidArgument(f"not a boolean: {text!r}; use true or false")
 
 
+def _count(text: str) -> int:
+    stripped = text.strip()
+    if not stripped.isdigit():
+        raise InvalidArgument(f"not a number of characters: {text!r}; use 0 or more (0: no budget)")
+    return int(stripped)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise InvalidArgument(f"not a number of seconds: {text!r}; use more than 0, at most 3600")
+    return int(value) if value == int(value) else value
+
+
 KEYS: dict[str, Key] = {
     "enforce-stores": Key("enforce-stores", False, _boolean, lambda v: isinstance(v, bool),
                           "true|false: an agent writes the operator store only with "
                           "source operator (§3.1)"),
+    "start-max-chars": Key("start-max-chars", 0, _count,
+                           lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                           "characters, 0 for none: this machine's budget for ctx start", machine=True),
+    "sync-auto": Key("sync-auto", False, _boolean, lambda v: isinstance(v, bool),
+                     "true|false: this machine pushes after each write and pulls before "
+                     "ctx start and ctx brief", machine=True),
+    "sync-timeout": Key("sync-timeout", 3, _seconds,
+                        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 3600,
+                        "seconds: how long ctx start and ctx brief wait for auto-sync's pull", machine=True),
+    "require-signed": Key("require-signed", False, _boolean, lambda v: isinstance(v, bool),
+                          "true|false: this machine's sync and pull refuse a remote commit that is "
+                          "unsigned or not signed by an allowed signer", machine=True),
 }
 
 
@@ -58,13 +106,13 @@ def _key(name: str) -> Key:
                               f"{', '.join(KEYS)}") from None
 
 
-def config_path(root: Path) -> Path:
-    return Path(root) / CONFIG_NAME
+def config_path(root: Path, machine: bool = False) -> Path:
+    return Path(root) / (MACHINE_NAME if machine else CONFIG_NAME)
 
 
-def read_config(root: Path) -> dict[str, Any]:
+def read_config(root: Path, machine: bool = False) -> dict[str, Any]:
     """The whole configuration object on disk ({} when there is none)."""
-    path = config_path(root)
+    path = config_path(root, machine)
     try:
         raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
@@ -82,12 +130,12 @@ def read_config(root: Path) -> dict[str, Any]:
 def get_value(root: Path, name: str) -> Any:
     """A key's value, or its default when unset; a malformed value is an error."""
     key = _key(name)
-    data = read_config(root)
+    data = read_config(root, key.machine)
     if name not in data:
         return key.default
     value = data[name]
     if not key.check(value):
-        raise StoreError(f"{config_path(root)}: {name} is {value!r}, which is not valid "
+        raise StoreError(f"{config_path(root, key.machine)}: {name} is {value!r}, which is not valid "
                          f"({key.help}); set it again with `ctx config {name} VALUE`")
     return value
 
@@ -104,6 +152,8 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     """
     key = _key(name)
     value = key.parse(text)
+    if key.machine:
+        return _set_machine_value(context.root, name, value)
     from ctx.changes import Outcome
     changed: list[bool] = []
 
@@ -121,6 +171,24 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     return value, changed[0]
 
 
+def _set_machine_value(root: Path, name: str, value: Any) -> tuple[Any, bool]:
+    """A per-machine key: written atomically under the context lock, never committed."""
+    from ctx.storage.files import atomic_write
+    from ctx.storage.lock import context_lock
+    if not (Path(root) / ".git").is_dir():
+        raise InvalidArgument(f"{name} is kept per machine in the context's repository ({MACHINE_NAME}), "
+                              f"and {root} has none yet: write something first (or unset CTX_NO_GIT)")
+    with context_lock(Path(root)):
+        data = read_config(root, machine=True)
+        if name in data and data[name] == value:
+            return value, False
+        data[name] = value
+        path = config_path(root, machine=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return value, True
+
+
 def check_store_policy(root: Path, store: str, author: str | None, source: str | None) -> None:
     """Refuse an agent's write to the ``operator`` store without source ``operator``,
     when ``enforce-stores`` is on (§3.1).
@@ -130,7 +198,7 @@ def check_store_policy(root: Path, store: str, author: str | None, source: str |
     an agent is ``agent``). The configuration is read only when the write is
     one the policy could refuse.
     """
-    if store != "operator" or not (author or "").strip() or source == "operator":
+    if store != "operator" or not author or not author.strip() or source == "operator":
         return
     if not get_value(root, "enforce-stores"):
         return

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ctx import model
+from ctx.credentials import scan
 from ctx.errors import CredentialRefused, InvalidArgument
 from ctx.model import STORES, Entry
-from ctx.credentials import scan
 
 FORMAT = "ctx-export"
 VERSION = "1"
@@ -160,7 +160,7 @@ def run_import(context, incoming: dict[str, dict[str, Entry]], *, dry_run: bool 
     from ctx.changes import Edit, Outcome
     done: list[ImportPlan] = []
 
-    def mutate(stores) -> list:
+    def mutate(stores) -> Outcome:
         plan = plan_import({name: s.entries for name, s in stores.items()}, incoming)
         if not force:
             refuse_credentials(plan)

@@ -67,10 +67,22 @@ def ctx_program() -> str:
     return str(script) if script.is_file() else "ctx"
 
 
-def pointer(root: Path, agent: str) -> str:
+# The budget of `ctx start` in each harness (characters), below what the harness passes to
+# the model whole:
+# - claude-code: a SessionStart hook's output reaches the model inline up to 10,000
+#   characters; past that it is replaced by a 2 KB preview (measured with Claude Code 2.1).
+# - codex, agents-md: Codex truncates what a command prints for the model (10 KB and 256
+#   lines in its first CLI; a 10,000-token budget per tool output since): 8,000 keeps clear.
+# - gemini: Gemini CLI passes a shell command's output whole far beyond this; 16,000 is
+#   ctx's own choice, about 4,000 tokens, 0.4% of a 1M-token window.
+START_BUDGET = {"claude-code": 9000, "codex": 8000, "agents-md": 8000, "gemini": 16000}
+
+
+def pointer(root: Path, agent: str, budget: int) -> str:
     """The §5.3 B pointer, with the root and the name every ``ctx`` should run with."""
     return (f"{BEGIN}\n"
-            "At the start of every session, run `ctx start` and follow the rules it\n"
+            f"At the start of every session, run `ctx start --max-chars {budget}` and follow\n"
+            "the rules it prints. Record what you learn with `ctx set` as you go. You are\n"
             "prints. Record what you learn with `ctx set` as you go. You are\n"
             f"{agent}: sign your session summary and your commits with it.\n"
             f"Run every `ctx` command with `CTX_HOME={shlex.quote(str(root))}` and "
@@ -80,7 +92,8 @@ def pointer(root: Path, agent: str) -> str:
 
 def hook_command(root: Path, only_under: Path | None = None) -> str:
     """The SessionStart command: ``ctx start`` with its root, errors ignored."""
-    run = f"CTX_HOME={shlex.quote(str(root))} {shlex.quote(ctx_program())} start 2>/dev/null || true"
+    run = (f"CTX_HOME={shlex.quote(str(root))} {shlex.quote(ctx_program())} start "
+           f"--max-chars {START_BUDGET['claude-code']} 2>/dev/null || true")
     if only_under is not None:
         prefix = shlex.quote(str(only_under).rstrip("/") + "/")
         run = f'case "$PWD/" in {prefix}*) {run} ;; esac'
@@ -235,7 +248,7 @@ def plan(target: str, root: Path, *, agent: str | None = None, project: bool = F
     else:
         if not name:
             raise InvalidArgument("the pointer names the agent: give --agent NAME or set CTX_AUTHOR")
-        after = with_block(before or "", pointer(root, name))
+        after = with_block(before or "", pointer(root, name, START_BUDGET[target]))
         if target == "codex" and (path.parent / "AGENTS.override.md").exists():
             notes.append(f"{path.parent / 'AGENTS.override.md'} exists: Codex reads it instead of "
                          "AGENTS.md; move the ctx block there")

@@ -155,7 +155,11 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
         keep.append(made)  # ids stay unique while the parse runs
         if len(made) != len(items):
             seen: set = set()
-            doubled[id(made)] = next(k for k, _ in items if k in seen or seen.add(k))
+            for name, _ in items:
+                if name in seen:
+                    doubled[id(made)] = name
+                    break
+                seen.add(name)
         return made
     try:
         top = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=_not_json)
@@ -170,7 +174,7 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
 
 
 def empty_store(name: str, path: Path) -> StoreFile:
-    data = {"type": name, "version": FORMAT_VERSION, "last_updated": None, "entries": {}}
+    data: dict[str, Any] = {"type": name, "version": FORMAT_VERSION, "last_updated": None, "entries": {}}
     return StoreFile(name, path, data, False)
 
 
@@ -281,7 +285,9 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     content = None
     if edits is not None and store.raw:
         content = splice(store.raw, edits, store.data.get("last_updated"))
-        if content is not None and not _spliced_right(content, store, edits):
+        # (no edits: the bytes are ``store.raw``, serialized whole by the caller, with only
+        # the top-level last_updated set again: nothing an entry's layout could misread)
+        if content is not None and edits and not _spliced_right(content, store, edits):
             content = None  # a layout the splice misread: write the whole file instead
     if content is None:
         content = serialize(store.data)

@@ -27,7 +27,8 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Iterator
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 from ctx import model
 from ctx.storage.files import Identity, read_raw, store_path
@@ -87,12 +88,12 @@ class Where:
         self.clauses: list[str] = []
         self.params: list[Any] = []
 
-    def add(self, clause: str, *params: Any) -> "Where":
+    def add(self, clause: str, *params: Any) -> Where:
         self.clauses.append(clause)
         self.params.extend(params)
         return self
 
-    def tags(self, tags: Iterable[str]) -> "Where":
+    def tags(self, tags: Iterable[str]) -> Where:
         tags = list(tags)
         if tags:
             self.add("(" + " OR ".join(["instr(tags, ?) > 0"] * len(tags)) + ")",
@@ -111,7 +112,7 @@ class Index:
         self._fresh: set[str] = set()
 
     @classmethod
-    def open(cls, root: Path, writable: bool, create: bool = True) -> "Index | None":
+    def open(cls, root: Path, writable: bool, create: bool = True) -> Index | None:
         path = index_path(root)
         try:
             if not path.exists():
@@ -278,8 +279,12 @@ class Index:
         """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key."""
         where = where or Where()
         marks = ",".join("?" * len(stores))
+        # Every store: `+store` keeps SQLite off the primary key (which would read and sort
+        # every row), so it walks by_time in result order and stops at the caller's limit
+        # (a one-word search at 10,000 entries: ~1.5 ms instead of ~60).
+        column = "+store" if set(stores) >= set(model.STORES) else "store"
         cursor = self.db.execute(
-            f"SELECT store, key, body FROM entries WHERE store IN ({marks}) AND {where.sql()} "
+            f"SELECT store, key, body FROM entries WHERE {column} IN ({marks}) AND {where.sql()} "
             "ORDER BY ts DESC, rank, key", [*stores, *where.params])
         for store, key, body in cursor:
             yield store, key, json.loads(body)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from typing import Iterator
+    from collections.abc import Iterator
 
 from ctx import settings
 from ctx.errors import ContextRootError, LockTimeout, StoreError

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-
 from ctx.errors import ContextRootError
 from ctx.storage.files import DIR_MODE, FILE_MODE, ensure_private_dir
 

@@ -294,6 +294,71 @@ def unique_by_layout(raw: str | bytes, top_level: int, entries: int) -> bool:
     return raw.count(marks.top) == top_level and raw.count(marks.entry) == entries
 
 
+_MEMBER_LEAD = b'\n    "'     # an entry's member text starts so (then its key)
+_MEMBER_NEXT = b',\n    "'    # ... and the next one follows so: no string holds a raw newline
+
+
+def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
+    """Each entry's member text in a store file's bytes, without its leading
+    ``\\n    "`` (so ``key": {...}``), for its entry keys as parsed, in order: one
+    split, no parsing. None when the bytes are not in ctx's layout (or not that many
+    entries)."""
+    region = _region(raw, _BYTES)
+    if region is None:
+        return None
+    body, close = region
+    if close == body or not raw.startswith(_MEMBER_LEAD, body):
+        return None
+    pieces = raw[body + len(_MEMBER_LEAD):close].split(_MEMBER_NEXT)
+    keys = list(keys)
+    if len(pieces) != len(keys):
+        return None
+    for index in (0, len(keys) - 1):  # the ends agree with the parse (the middle follows: same count)
+        if not pieces[index].startswith((encode_basestring(keys[index])[1:] + ": ").encode("utf-8")):
+            return None
+    return pieces
+
+
+def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[str, Any]]]) -> bytes:
+    """``serialize(data)``, where an entry object of ``data`` that is the very object a
+    source (its bytes and its parse) holds under the same key is copied from that
+    source's text instead of being encoded again (a merge keeps most entries as one
+    side had them)."""
+    entries = data.get("entries")
+    if not isinstance(entries, dict) or not entries:
+        return serialize(data)
+    known: dict[int, tuple[str, bytes]] = {}
+    for number, (raw, parsed) in enumerate(sources):
+        theirs = parsed.get("entries") if isinstance(parsed, dict) else None
+        if not isinstance(theirs, dict) or not theirs:
+            continue
+        if number and sum(1 for k, v in theirs.items() if entries.get(k) is v) <= MAX_EDITS:
+            continue  # a few entries: encoding them costs less than finding them
+        pieces = entry_members(raw, theirs)
+        if pieces is None:
+            continue
+        for (key, entry), piece in zip(theirs.items(), pieces, strict=False):
+            known.setdefault(id(entry), (key, piece))
+    lead = len(_MEMBER_LEAD)
+    texts: list[bytes] = []
+    for key, entry in entries.items():
+        hit = known.get(id(entry))
+        texts.append(hit[1] if hit is not None and hit[0] == key
+                     else member(key, entry).encode("utf-8")[lead:])
+    parts: list[bytes] = [b"{"]
+    for number, (name, value) in enumerate(data.items()):
+        parts.append(b"\n  " if number == 0 else b",\n  ")
+        parts.append((_key(name) + ": ").encode("utf-8"))
+        if value is entries:
+            parts += [b"{", _MEMBER_LEAD, _MEMBER_NEXT.join(texts), b"\n  }"]
+        else:
+            encoded: list[str] = []
+            _encode(value, "\n  ", encoded)
+            parts.append("".join(encoded).encode("utf-8"))
+    parts.append(b"\n}\n")
+    return b"".join(parts)
+
+
 # --- one entry's text replaced, inserted or removed --------------------------------------
 
 def member(key: str, entry: Any) -> str:

@@ -198,14 +198,19 @@ def _global_configs() -> list:
 
 
 def save_state(root: Path, head: str, root_tree: list[list[str]], memory_tree: list[list[str]],
-               blobs: dict[str, str], operator: list[str] | None = None) -> None:
-    """Record the repository as a commit just left it (called by either way of committing)."""
+               blobs: dict[str, str], operator: list[str] | None = None, signing: dict | None = None) -> None:
+    """Record the repository as a commit just left it (called by either way of committing).
+
+    ``operator`` is this machine's git identity (the committer of every commit; None:
+    none set), ``signing`` how git is told to sign (``signing.signing_config``; None:
+    it is not): both read from the config, which the state's identity covers."""
     git = root / ".git"
     files = _versioned(root)
     if set(files) - set(blobs):
         return  # a versioned file git does not hold: let libgit2 look next time
     state = {"head": head, "root": root_tree, "memory": memory_tree, "index": _stat(git / "index"),
              "config": _stat(git / "config"), "global": _global_configs(), "operator": operator,
+             "signing": signing,
              "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
     path = git / STATE
     path.parent.mkdir(exist_ok=True)
@@ -229,6 +234,8 @@ def load_state(root: Path) -> dict | None:
             return None
         if head_id(root) != state["head"]:
             return None
+        if "signing" not in state:
+            return None  # written by a ctx that did not record how to sign: libgit2 looks again
     except (OSError, ValueError, KeyError):
         return None
     if any((git / name).exists() for name in ("index.lock", "MERGE_HEAD", "refs/heads/main.lock")):
@@ -289,13 +296,16 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
 # --- the commit ----------------------------------------------------------------------------
 
 def commit_store(root: Path, state: dict, store_path: str, content: bytes, message: str,
-                 name: str, email: str) -> tuple[str, int] | None:
-    """Commit one store file's new ``content``; (commit id, loose bytes) or None to fall back."""
+                 name: str, email: str, committer: tuple[str, str] | None = None) -> tuple[str, int] | None:
+    """Commit one store file's new ``content``, by author ``name <email>`` and ``committer``
+    (default: the author), signed when the state says git signs; (commit id, loose bytes)
+    or None to fall back. A signer that fails raises GitError before anything is written."""
     git = root / ".git"
     file_name = store_path.split("/", 1)[1]
     if store_path not in state["files"] or not any(e[1] == file_name for e in state["memory"]):
         return None  # a file new to git: libgit2 adds it
-    for text in (name, email):
+    committer_name, committer_email = committer or (name, email)
+    for text in (name, email, committer_name, committer_email):
         if any(c in text for c in "<>\n\0"):
             return None
     blob, blob_data = _sha(b"blob", content)
@@ -305,8 +315,12 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     root_sha, root_data = _sha(b"tree", _tree_bytes(root_tree))
     now = int(time.time())
     person = f"{name} <{email}> {now} +0000".encode()
+    by = f"{committer_name} <{committer_email}> {now} +0000".encode()
     body = (b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n" % (root_sha.encode(), state["head"].encode(),
-                                                                   person, person)) + message.encode()
+                                                                   person, by)) + message.encode()
+    if state.get("signing"):  # signed before anything is written: a failing signer leaves no trace
+        from ctxgit.plumbing.signing import sign, with_signature
+        body = with_signature(body, sign(body, state["signing"], (committer_name, committer_email), root))
     commit, commit_data = _sha(b"commit", body)
     written = 0
     for sha, data in ((blob, blob_data), (memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
@@ -335,14 +349,15 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     # and a failure in it must not make the write look undone (libgit2 repairs them).
     try:
         subject = message.split("\n", 1)[0]
-        line = f"{state['head']} {commit} {name} <{email}> {now} +0000\tcommit: {subject}\n".encode()
+        by_whom = f"{committer_name} <{committer_email}> {now} +0000"  # git logs the committer
+        line = f"{state['head']} {commit} {by_whom}\tcommit: {subject}\n".encode()
         for log in (git / "logs" / "HEAD", git / "logs" / "refs" / "heads" / "main"):
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "ab") as handle:
                 handle.write(line)
         if _update_index(git, store_path, blob, st):
             blobs = dict(state["blobs"], **{store_path: blob})
-            save_state(root, commit, root_tree, memory, blobs, state.get("operator"))
+            save_state(root, commit, root_tree, memory, blobs, state.get("operator"), state.get("signing"))
         else:
             forget_state(root)
     except OSError:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from ctx import settings
 from ctx.errors import GitError
@@ -41,15 +41,18 @@ class RemoteOperation:
 
 
 @contextmanager
-def remote_operation(root: Path, pushing: tuple[str, str] | None = None) -> Iterator[RemoteOperation]:
+def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
+                     wait: float | None = None) -> Iterator[RemoteOperation]:
     """Hold the remote flock for one fetch or push (``pushing``: the remote's URL and
-    the commit sent). A ``git`` child given the descriptor holds the flock until it
-    exits, so a ctx killed while its git runs on leaves no window for recovery."""
+    the commit sent; ``wait``: seconds to wait for it, default CTX_REMOTE_WAIT_SECONDS).
+    A ``git`` child given the descriptor holds the flock until it exits, so a ctx
+    killed while its git runs on leaves no window for recovery."""
     git = root / ".git"
     (git / "ctx").mkdir(mode=0o700, exist_ok=True)
     fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        wait_for_flock(fd, settings.seconds("CTX_REMOTE_WAIT_SECONDS"), "another ctx is fetching from or pushing to a "
+        wait_for_flock(fd, settings.seconds("CTX_REMOTE_WAIT_SECONDS") if wait is None else wait,
+                       "another ctx is fetching from or pushing to a "
                        "remote in this context; gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
         removed = recover(git)
         intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")

@@ -40,6 +40,16 @@ def _packed(git: Path, name: str) -> str | None:
     return None
 
 
+def ref_id(root: Path, name: str) -> str | None:
+    """The commit id a plain ref names (``refs/remotes/origin/main``), or None."""
+    git = root / ".git"
+    try:
+        value = (git / name).read_text(encoding="utf-8").strip()
+        return value if len(value) >= 40 else None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+        return _packed(git, name)
+
+
 def head_short_id(root: Path) -> str | None:
     full = head_id(root)
     return full[:8] if full else None

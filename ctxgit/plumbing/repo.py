@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
@@ -57,6 +58,14 @@ def open_repo(root: Path) -> pygit2.Repository | None:
     if workdir is None or Path(workdir).resolve() != root.resolve():
         raise GitError(f"{root}/.git belongs to another work tree ({workdir}); "
                        "ctx commits only to the context root's own repository")
+    return repo
+
+
+def existing_repo(root: Path) -> pygit2.Repository:
+    """``open_repo`` where the repository must exist (it was made or checked just before)."""
+    repo = open_repo(root)
+    if repo is None:
+        raise GitError(f"the context at {root} has no repository (.git) yet: write something first")
     return repo
 
 
@@ -149,7 +158,7 @@ def ensure_merge_driver(repo: pygit2.Repository) -> None:
         if "merge.ctx.name" not in config:
             config["merge.ctx.name"] = "ctx entry-level merge of store files"
         # set when missing or broken, never flipped between working installations
-        if "merge.ctx.driver" not in config or not _driver_works(config["merge.ctx.driver"]):
+        if "merge.ctx.driver" not in config or not _driver_works(str(config["merge.ctx.driver"] or "")):
             config["merge.ctx.driver"] = driver_command()
     except (pygit2.GitError, OSError):
         pass
@@ -197,14 +206,10 @@ def _signature(name: str, email: str) -> pygit2.Signature:
                             int(time.time()), 0)
 
 
-def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
-    """Author and committer of a write: CTX_AUTHOR, else the operator's git identity.
-
-    Never fails: without a configured identity the operator is ``operator``.
-    """
-    if author:
-        email = settings.text("CTX_AUTHOR_EMAIL") or f"{_slug(author)}@{EMAIL_DOMAIN}"
-        return _signature(author, email)
+def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
+    """This machine's git identity for the repository (its local config, then the
+    user's): ``user.name``, and ``user.email`` or an address made from the name;
+    None when no name is set."""
     name = email = None
     if repo is not None:
         try:
@@ -213,9 +218,32 @@ def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Sign
             email = config["user.email"] if "user.email" in config else None
         except (pygit2.GitError, KeyError, ValueError):
             pass
-    name = (name or "").strip() or OPERATOR_NAME
-    email = (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
+    name = (name or "").strip()
+    if not name:
+        return None
+    return name, (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
+
+
+def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
+    """The author of a write: CTX_AUTHOR, else the operator's git identity.
+
+    Never fails: without a configured identity the operator is ``operator``.
+    """
+    if author:
+        email = settings.text("CTX_AUTHOR_EMAIL") or f"{_slug(author)}@{EMAIL_DOMAIN}"
+        return _signature(author, email)
+    name, email = machine_identity(repo) or (OPERATOR_NAME, f"{OPERATOR_NAME}@{EMAIL_DOMAIN}")
     return _signature(name, email)
+
+
+def committer_signature(repo: pygit2.Repository, author: pygit2.Signature) -> pygit2.Signature:
+    """The committer of a write: the account that commits it (this machine's git
+    identity), at the author's time; the author itself when no identity is set."""
+    identity = machine_identity(repo)
+    if identity is None:
+        return author
+    return pygit2.Signature(_clean(identity[0]) or OPERATOR_NAME, _clean(identity[1]) or author.email,
+                            author.time, author.offset)
 
 
 def system_signature() -> pygit2.Signature:
@@ -262,6 +290,11 @@ def dirty_paths(repo: pygit2.Repository) -> list[str]:
                   and is_managed(path))
 
 
+def blob_data(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
+    """The bytes of the blob ``oid`` (``ValueError`` if it names another kind of object)."""
+    return repo[oid].peel(pygit2.Blob).data
+
+
 def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
     if repo.head_is_unborn:
         return None
@@ -271,10 +304,10 @@ def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
 def added_lines(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
                 ) -> dict[str, list[tuple[int, str]]]:
     """The lines ``new`` adds over ``old``, by path (libgit2's diff, in C)."""
-    diff = repo.diff(old, new, context_lines=0) if old is not None else new.diff_to_tree(swap=True)
+    diff = old.diff_to_tree(new, context_lines=0) if old is not None else new.diff_to_tree(swap=True)
     out: dict[str, list[tuple[int, str]]] = {}
     for patch in diff:
-        if patch.delta.is_binary:
+        if patch is None or patch.delta.is_binary:
             continue
         rows = out.setdefault(patch.delta.new_file.path, [])
         for hunk in patch.hunks:
@@ -324,7 +357,7 @@ def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> 
     if tree is None:
         return ""
     try:
-        return repo[tree[path].id].data.decode("utf-8", "replace")
+        return blob_data(repo, tree[path].id).decode("utf-8", "replace")
     except KeyError:
         return ""
 
@@ -370,16 +403,53 @@ def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     if parent is not None and parent.tree_id == tree and not extra_parents:
         _retry(index.write, "updating the index")
         return None
-    if parent is None and len(repo[tree]) == 0:
+    new_tree = repo[tree].peel(pygit2.Tree)
+    if parent is None and len(new_tree) == 0:
         return None
     if scan:
-        refuse_credentials(repo, parent.tree if parent is not None else None, repo[tree], exempt)
+        refuse_credentials(repo, parent.tree if parent is not None else None, new_tree, exempt)
     parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
     _wait_for_index(Path(repo.path))  # no commit unless its index can follow it
-    oid = _retry(lambda: repo.create_commit("HEAD", author, committer or author, message, tree, parents),
-                 "committing")
+    committer = committer or committer_signature(repo, author)
+    from ctxgit.plumbing.signing import signing_config
+    how = signing_config(repo.config)
+    if how is None:
+        oid = _retry(lambda: repo.create_commit("HEAD", author, committer, message, tree, parents),
+                     "committing")
+    else:  # signed as git signs: the signer runs before anything moves
+        oid = create_signed(repo, how, author, committer, message, tree, parents)
+        _retry(lambda: _advance_head(repo, oid, parent, parents, message), "committing")
     try:
         _retry(index.write, "updating the index")
     except GitError:
         pass  # the commit stands; the next write finds the index behind and sets it right
     return oid
+
+
+def create_signed(repo: pygit2.Repository, how: dict, author: pygit2.Signature, committer: pygit2.Signature,
+                  message: str, tree: pygit2.Oid, parents: list) -> pygit2.Oid:
+    """A commit object signed as ``how`` says (``signing.signing_config``); no ref moves.
+    The signer fails: GitError, and nothing but the unsigned bytes was ever made."""
+    from ctxgit.plumbing.signing import sign
+    content = str(repo.create_commit_string(author, committer, message, tree, parents))
+    signed = sign(content.encode("utf-8"), how, (committer.name, committer.email), Path(repo.workdir))
+    return repo.create_commit_with_signature(content, signed.rstrip("\n"), "gpgsig")
+
+
+def _advance_head(repo: pygit2.Repository, oid: pygit2.Oid, parent: pygit2.Commit | None,
+                  parents: list, message: str) -> None:
+    """Move the branch HEAD names (HEAD itself when detached) to ``oid``, with the reflog
+    line git writes; refused when another git moved it since ``parent`` was read."""
+    subject = message.split("\n", 1)[0]
+    kind = "commit (initial)" if not parents else "commit (merge)" if len(parents) > 1 else "commit"
+    log = f"{kind}: {subject}"
+    head = repo.references["HEAD"]
+    name = head.target if isinstance(head.target, str) else "HEAD"
+    current = repo.references.get(name) if name != "HEAD" else head
+    found = current.target if current is not None else None
+    if found != (parent.id if parent is not None else None):
+        raise GitError(f"{name} moved while ctx committed (another git?); nothing was committed")
+    if current is None:
+        repo.create_reference(name, oid, message=log)
+    else:
+        current.set_target(oid, log)

@@ -30,10 +30,10 @@ from ctx import model
 from ctx.errors import InvalidArgument, NotFound
 from ctx.model import Entry
 from ctx.storage.textlayout import read_entry
-from ctxgit.plumbing.repo import open_repo
+from ctxgit.plumbing.repo import blob_data, open_repo
+from ctxgit.plumbing.trailers import trailers
 
 SINGLE_ENTRY_OPS = frozenset({"set", "amend", "supersede", "resolve", "basis", "delete"})
-_TRAILER = re.compile(r"^(Ctx-[A-Za-z-]+): ?(.*)$", re.M)
 _HEAD_REV = re.compile(r"^(HEAD|@)(~\d+|\^+\d*)*$")
 
 
@@ -48,28 +48,39 @@ class CommitInfo:
     stores: list[str]
     keys: list[str]
     trailers: dict[str, list[str]] = field(default_factory=dict)
+    committer: str = ""        # the account that committed it ("": the author)
+    committer_email: str = ""
 
     @property
     def short(self) -> str:
         return self.id[:8]
 
+    @property
+    def who(self) -> str:
+        """The author, and the account that committed when it is another:
+        ``Agent Z via Olive Operator``."""
+        name, email = self.committer or self.author, self.committer_email or self.email
+        if (name, email) == (self.author, self.email):
+            return self.author
+        return f"{self.author} via {name if name != self.author else email}"
+
     def as_json(self) -> dict[str, Any]:
         return {"commit": self.id, "date": model.format_ts(self.time), "author": self.author,
-                "email": self.email, "operation": self.operation, "stores": self.stores,
-                "keys": self.keys, "subject": self.subject}
+                "email": self.email, "committer": self.committer or self.author,
+                "committer_email": self.committer_email or self.email, "operation": self.operation,
+                "stores": self.stores, "keys": self.keys, "subject": self.subject}
 
 
 def commit_info(commit: pygit2.Commit) -> CommitInfo:
     message = commit.message
-    trailers: dict[str, list[str]] = {}
-    for name, value in _TRAILER.findall(message):
-        trailers.setdefault(name, []).append(value.strip())
+    found = trailers(message)
     when = datetime.fromtimestamp(commit.author.time, UTC)
     return CommitInfo(id=str(commit.id), time=when, author=commit.author.name,
                       email=commit.author.email, subject=message.split("\n", 1)[0],
-                      operation=(trailers.get("Ctx-Operation") or [None])[0],
-                      stores=trailers.get("Ctx-Store", []), keys=trailers.get("Ctx-Key", []),
-                      trailers=trailers)
+                      operation=next(iter(found.get("Ctx-Operation", [])), None),
+                      stores=found.get("Ctx-Store", []), keys=found.get("Ctx-Key", []),
+                      trailers=found, committer=commit.committer.name,
+                      committer_email=commit.committer.email)
 
 
 def require_repo(root: Path) -> pygit2.Repository:
@@ -79,11 +90,15 @@ def require_repo(root: Path) -> pygit2.Repository:
     return repo
 
 
-def walk(repo: pygit2.Repository, start: pygit2.Oid | None = None) -> Iterator[pygit2.Commit]:
-    """Commits newest first (by time, parents after children)."""
+def walk(repo: pygit2.Repository, start: pygit2.Oid | None = None,
+         hide: pygit2.Oid | None = None) -> Iterator[pygit2.Commit]:
+    """Commits newest first (by time, parents after children), leaving out those ``hide`` reaches."""
     if repo.head_is_unborn:
         return iter(())
-    return repo.walk(start or repo.head.target, SortMode.TOPOLOGICAL | SortMode.TIME)
+    walker = repo.walk(start or repo.head.target, SortMode.TOPOLOGICAL | SortMode.TIME)
+    if hide is not None:
+        walker.hide(hide)
+    return walker
 
 
 # --- store files inside commits --------------------------------------------------------
@@ -116,12 +131,12 @@ def _entry_from_blob(data: bytes, key: str) -> Entry | None:
 
 def entries_at(repo: pygit2.Repository, commit: pygit2.Commit | None, store: str) -> dict[str, Entry]:
     blob = blob_id(commit.tree if commit is not None else None, store)
-    return dict(_parse_blob(repo[blob].data)) if blob is not None else {}
+    return dict(_parse_blob(blob_data(repo, blob))) if blob is not None else {}
 
 
 def entry_at(repo: pygit2.Repository, commit: pygit2.Commit | None, store: str, key: str) -> Entry | None:
     blob = blob_id(commit.tree if commit is not None else None, store)
-    return _entry_from_blob(repo[blob].data, key) if blob is not None else None
+    return _entry_from_blob(blob_data(repo, blob), key) if blob is not None else None
 
 
 # --- revisions -----------------------------------------------------------------------
@@ -195,10 +210,7 @@ def walk_history(repo: pygit2.Repository, key: str, stores: list[str], limit: in
     """Every version of ``key`` in ``stores``, newest first, by walking the commits
     (those ``hide`` reaches are left out); NotFound if there is none."""
     versions: list[Version] = []
-    walker = walk(repo)
-    if hide is not None:
-        walker.hide(hide)
-    for commit in walker:
+    for commit in walk(repo, hide=hide):
         info = None
         is_merge = len(commit.parents) > 1
         parent = commit.parents[0] if commit.parents else None
@@ -212,8 +224,8 @@ def walk_history(repo: pygit2.Repository, key: str, stores: list[str], limit: in
             old_blob = blob_id(parent.tree, store) if parent is not None else None
             if new_blob == old_blob:
                 continue
-            after = _entry_from_blob(repo[new_blob].data, key) if new_blob else None
-            before = _entry_from_blob(repo[old_blob].data, key) if old_blob else None
+            after = _entry_from_blob(blob_data(repo, new_blob), key) if new_blob else None
+            before = _entry_from_blob(blob_data(repo, old_blob), key) if old_blob else None
             if after == before:
                 continue
             versions.append(Version(info or commit_info(commit), store, key, after,

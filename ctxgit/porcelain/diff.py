@@ -14,9 +14,8 @@ from typing import Any
 
 import pygit2
 
-from ctx.model import STORES, Entry
+from ctx.model import STORES, Entry, changed_fields
 from ctx.storage.files import read_store
-
 from ctxgit.porcelain.commits import commit_before, entries_at, require_repo, resolve_rev
 
 State = dict[str, dict[str, Entry]]
@@ -34,9 +33,7 @@ class EntryDiff:
         return "added" if self.before is None else "removed" if self.after is None else "changed"
 
     def fields(self) -> dict[str, tuple[Any, Any]]:
-        old, new = self.before or {}, self.after or {}
-        names = list(dict.fromkeys(list(old) + list(new)))
-        return {n: (old.get(n), new.get(n)) for n in names if old.get(n) != new.get(n)}
+        return changed_fields(self.before, self.after)
 
     def as_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {"store": self.store, "key": self.key, "change": self.kind}

@@ -3,7 +3,8 @@
 Safe repairs: create the repository, add missing ``.gitignore`` lines, commit
 files changed outside ctx, take a committed lock file out of the index, pack
 loose objects. A store file that is not valid JSON is reported and left
-exactly as it is.
+exactly as it is; so are conflict markers in a text file (RULES.md, a
+summary) and a merge that waits for a human.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctx.context import Context
 from ctx.errors import GitError, StoreError
 from ctx.model import STORES
-from ctx.context import Context
 from ctx.storage.files import incomplete_message, read_store
 from ctx.storage.lock import context_lock
-from hooks.unsafe_paths import IGNORE_LINES, forbidden
-
 from ctxgit.plumbing import pack
-from ctxgit.recorder import broken_store
 from ctxgit.plumbing.locks import stale_locks
 from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
+from ctxgit.recorder import broken_store
+from ctxgit.sync import waiting
+from hooks.unsafe_paths import IGNORE_LINES, forbidden
 
 LOOSE_WARN_BYTES = 64 * 1024 * 1024
 
@@ -72,6 +73,18 @@ def _lock_findings(repo) -> list[Finding]:
     return findings
 
 
+def _signing_findings(root: Path, repo) -> list[Finding]:
+    """With ``require-signed`` on, the commits of the history that no allowed signer signed."""
+    from ctxgit.plumbing.signing import history_problem, require_signed, untrusted_in_history
+    try:
+        if not require_signed(root):
+            return []
+    except StoreError as exc:
+        return [Finding(str(exc), fixable=False, kind="machine-config")]
+    found = untrusted_in_history(repo)
+    return [Finding(history_problem(found), fixable=False, kind="unsigned")] if found else []
+
+
 def _age(seconds: float) -> str:
     seconds = max(0, int(seconds))
     if seconds < 120:
@@ -119,7 +132,19 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
         missing = [line for line in IGNORE_LINES if line not in {x.strip() for x in text.splitlines()}]
         if missing:
             findings.append(Finding(f".gitignore lacks {', '.join(missing)}", kind="gitignore"))
-        dirty = [p for p in dirty_paths(repo) if not broken_store(root, p)]
+        merge = waiting.read(root)
+        if merge is not None:
+            findings.append(Finding(f"a merge with {merge.label} is in progress: {merge.next_step()}",
+                                    fixable=False, kind="merge"))
+        for path, lines in waiting.files_with_markers(root).items():
+            shown = ", ".join(str(n) for n in lines[:6]) + (" ..." if len(lines) > 6 else "")
+            findings.append(Finding(f"{path} holds conflict markers (lines {shown}): keep what both sides "
+                                    "meant and remove the marker lines" + (
+                                        "" if merge is not None and path in merge.paths else
+                                        ", then any ctx write commits it"),
+                                    fixable=False, kind=f"markers:{path}"))
+        held = set(merge.paths) if merge is not None else set()
+        dirty = [p for p in dirty_paths(repo) if not broken_store(root, p) and p not in held]
         if dirty:
             findings.append(Finding(f"changed outside ctx and not committed: {', '.join(dirty)}", kind="dirty"))
         tracked = [e.path for e in repo.index if forbidden(e.path)]
@@ -127,6 +152,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
             findings.append(Finding(f"in the index but never to be committed: {', '.join(tracked)}",
                                     kind="tracked"))
         findings += _lock_findings(repo)
+        findings += _signing_findings(root, repo)
         count, size = loose_bytes(Path(repo.path))
         if size > LOOSE_WARN_BYTES:
             findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
@@ -35,9 +35,10 @@ def _load(text: str, key: str) -> list[Version]:
     out = []
     for row in json.loads(text):
         i = row["info"]
-        info = CommitInfo(id=i["commit"], time=datetime.fromtimestamp(i["time"], timezone.utc),
+        info = CommitInfo(id=i["commit"], time=datetime.fromtimestamp(i["time"], UTC),
                           author=i["author"], email=i["email"], subject=i["subject"],
-                          operation=i["operation"], stores=i["stores"], keys=i["keys"])
+                          operation=i["operation"], stores=i["stores"], keys=i["keys"],
+                          committer=i.get("committer", ""), committer_email=i.get("committer_email", ""))
         out.append(Version(info, row["store"], key, row["entry"], row["created"]))
     return out
 

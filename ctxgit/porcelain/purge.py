@@ -2,7 +2,9 @@
 
 Every commit is rewritten with the entry cut out of its store file (the
 other entries' bytes stay exactly as they were), authors and dates kept,
-and any commit message that quoted the entry's value scrubbed. Then the old
+and any commit message that quoted the entry's value scrubbed; a signed commit
+is signed again by this machine when git is told to sign (an unsigned one stays
+unsigned: a rewrite never vouches for what nobody signed). Then the old
 commits are made unreachable and pruned, so ``git log -p --all`` no longer
 finds the value. Remotes and old clones still hold it: the caller is told.
 """
@@ -19,15 +21,16 @@ from typing import Any
 import pygit2
 from pygit2.enums import SortMode
 
+from ctx import progress
+from ctx.context import Context
 from ctx.errors import GitError, NotFound
 from ctx.model import json_text
-from ctx.context import Context
 from ctx.storage.files import atomic_write
 from ctx.storage.lock import context_lock
 from ctx.storage.textlayout import read_entry, remove_entry, serialize
-
 from ctxgit.plumbing.gitenv import clean_git_env
-from ctxgit.plumbing.repo import BRANCH, open_repo
+from ctxgit.plumbing.repo import BRANCH, create_signed, open_repo
+from ctxgit.plumbing.signing import signing_config
 
 
 @dataclass
@@ -81,7 +84,7 @@ def _replace_blob(repo: pygit2.Repository, tree: pygit2.Tree, path: str, blob: p
     head, _, rest = path.partition("/")
     builder = repo.TreeBuilder(tree)
     if rest:
-        sub = repo.get(tree[head].id)
+        sub = repo[tree[head].id].peel(pygit2.Tree)
         builder.insert(head, _replace_blob(repo, sub, rest, blob), pygit2.enums.FileMode.TREE)
     else:
         builder.insert(head, blob, tree[head].filemode)
@@ -96,21 +99,24 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
         repo = open_repo(root)
         if repo is None or repo.head_is_unborn:
             raise NotFound(f"the context at {root} has no history")
-        old_head = repo.head.target
+        old_head = repo.head.peel(pygit2.Commit).id
+        how = signing_config(repo.config)  # a signed commit is signed again when rewritten
         commits = list(repo.walk(old_head, SortMode.TOPOLOGICAL | SortMode.REVERSE))
         mapping: dict[pygit2.Oid, pygit2.Oid] = {}
         cut_cache: dict[pygit2.Oid, pygit2.Oid] = {}
         quotes: set[str] = set()
         rewritten = 0
         first = None
-        for commit in commits:
+        for number, commit in enumerate(commits, 1):
+            if number % 100 == 0:
+                progress.count(number, len(commits), "rewriting commits")
             tree = commit.tree
             new_tree_id = tree.id
             try:
                 blob = tree[path]
             except KeyError:
                 blob = None
-            if blob is not None:
+            if isinstance(blob, pygit2.Blob):
                 if blob.id not in cut_cache:
                     data, removed = cut_entry(blob.data, key)
                     cut_cache[blob.id] = repo.create_blob(data) if removed is not None else blob.id
@@ -127,8 +133,12 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
                 mapping[commit.id] = commit.id
                 continue
             first = first or str(commit.id)
-            mapping[commit.id] = repo.create_commit(None, commit.author, commit.committer, message,
-                                                    new_tree_id, parents)
+            if how is not None and commit.gpg_signature[0]:
+                mapping[commit.id] = create_signed(repo, how, commit.author, commit.committer, message,
+                                                   new_tree_id, parents)
+            else:
+                mapping[commit.id] = repo.create_commit(None, commit.author, commit.committer, message,
+                                                        new_tree_id, parents)
             rewritten += 1
         if first is None:
             raise NotFound(f"no entry {key!r} in {store!r} anywhere in the history")
@@ -144,6 +154,7 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
         index.read(True)
         index.read_tree(repo[new_head].tree)
         index.write()
+        progress.step("pruning the old commits (git gc)")
         pruned = _prune(root)
     notes = ["remotes still hold the old commits: push with --force to replace them",
              "clones made before now still hold the value: re-clone them"]

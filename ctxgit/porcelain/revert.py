@@ -7,12 +7,11 @@ later commit changed again is not silently overwritten: the revert is refused.
 
 from __future__ import annotations
 
-from ctx.errors import Conflict, InvalidArgument
-from ctx.model import STORES
 from ctx.changes import Edit
 from ctx.context import Context
+from ctx.errors import Conflict, InvalidArgument
+from ctx.model import STORES
 from ctx.storage.files import StoreFile
-
 from ctxgit.porcelain.commits import commit_info, entries_at, require_repo, resolve_rev
 
 

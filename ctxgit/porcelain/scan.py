@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pygit2
 from pygit2.enums import SortMode
 
+from ctx import progress
 from ctx.credentials import scan
-from hooks.scanner import Hit, is_store_path, scan_file, scan_store_text, scan_text
-
 from ctxgit.plumbing.repo import open_repo
+from hooks.scanner import Hit, is_store_path, scan_file, scan_store_text, scan_text
 
 
 @dataclass
@@ -53,7 +54,9 @@ def scan_history(root: Path) -> list[Report]:
         return []
     seen: set = set()
     out: list[Report] = []
-    for commit in repo.walk(repo.head.target, SortMode.TOPOLOGICAL | SortMode.REVERSE):
+    for number, commit in enumerate(repo.walk(repo.head.target, SortMode.TOPOLOGICAL | SortMode.REVERSE), 1):
+        if number % 100 == 0:
+            progress.count(number, None, "commits scanned")
         cid = str(commit.id)
         for finding in scan(commit.message):
             out.append(Report(Hit("(commit message)", finding.line, finding), cid))
@@ -61,11 +64,11 @@ def scan_history(root: Path) -> list[Report]:
         while stack:
             prefix, tree = stack.pop()
             for item in tree:
-                name = prefix + item.name
-                if item.type_str == "tree":
+                name = prefix + (item.name or "")
+                if isinstance(item, pygit2.Tree):
                     stack.append((name + "/", item))
                     continue
-                if item.id in seen or not _scanned(name):
+                if not isinstance(item, pygit2.Blob) or item.id in seen or not _scanned(name):
                     continue
                 seen.add(item.id)
                 text = item.data.decode("utf-8", "replace")

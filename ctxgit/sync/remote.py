@@ -1,107 +1,79 @@
 """Sync one context between machines through any git remote: no server of ctx's own.
 
 ``pull`` fetches (outside the lock: the network can be slow), then under the
-context lock either fast-forwards, or merges entry by entry (``treemerge``)
-and commits the merge with both parents through the one write path. A pull
-never rewrites local history. ``push`` sends ``main`` and sets its upstream,
-so a plain ``git pull`` in the root knows where to pull from. ``sync`` pulls,
-pushes, and pulls again when someone pushed in between.
+context lock fast-forwards, merges entry by entry, or leaves a text conflict
+waiting for a human (``merging.py``). A pull never rewrites local history.
+``push`` sends ``main`` and sets its upstream, so a plain ``git pull`` in the
+root knows where to pull from. ``sync`` pulls and pushes; a push that loses a
+race to another machine's (the remote moved on, or its branch was being
+updated) is retried after a fetch and a merge, with a jittered pause, for as
+long as the sync's time allows; a remote's refusal (a hook, permissions, a
+protected branch) is reported once, with its reason.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import random
 import shutil
-import subprocess
 import sys
-from dataclasses import dataclass, field
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import CredentialType
 
-from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
-from ctx.model import STORES
-from ctx.changes import Edit, Outcome
+from ctx import progress
 from ctx.context import Context
-from ctx.storage.files import StoreFile, atomic_write
-from ctx.storage.lock import context_lock
-
-from ctxgit.recorder import recorder_for
-from ctxgit.sync import transport
-from ctxgit.porcelain.commits import entries_at
+from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
+from ctx.storage.lock import context_lock, wait_for_flock
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
-from ctx.entrymerge import parse as parse_store_side
-from ctxgit.plumbing.gitenv import clean_git_env
-from ctxgit.plumbing.repo import BRANCH, ensure_repo, open_repo
-from ctxgit.sync.treemerge import flatten, merge_trees
+from ctxgit.plumbing.repo import BRANCH, ensure_repo, existing_repo
+from ctxgit.plumbing.signing import refuse_untrusted
+from ctxgit.recorder import recorder_for
+from ctxgit.sync import transport, waiting
+from ctxgit.sync.callbacks import Callbacks
+from ctxgit.sync.merging import (
+    LOCAL_REF,
+    PullResult,
+    abort_merge,
+    check_stores,
+    continue_merge,
+    count_commits,
+    fast_forward,
+    integrate,
+    merge_into,
+)
+from ctxgit.sync.treemerge import flatten
 
-LOCAL_REF = f"refs/heads/{BRANCH}"
-PUSH_RETRIES = 3
+__all__ = ["PullResult", "PushResult", "abort_merge", "add_remote", "clone", "continue_merge", "fast_forward",
+           "fetch", "list_remotes", "merge_into", "pick_remote", "pull", "push", "remote_head", "sync"]
 
-
-class Callbacks(pygit2.RemoteCallbacks):
-    """SSH keys from the agent, passwords from git's credential helper; a clear
-    error after a few refusals instead of a loop."""
-
-    def __init__(self) -> None:
-        super().__init__()  # noqa: the credential helper is asked only when the remote asks
-        self.tries = 0
-        self.rejected: dict[str, str] = {}
-
-    def credentials(self, url, username_from_url, allowed_types):
-        self.tries += 1
-        if self.tries > 3:
-            raise GitError(f"{url}: authentication failed (tried the SSH agent and git's credential helper)")
-        if allowed_types & CredentialType.SSH_KEY:
-            return pygit2.KeypairFromAgent(username_from_url or "git")
-        if allowed_types & CredentialType.USERPASS_PLAINTEXT:
-            found = _credential_fill(url, username_from_url)
-            if found:
-                return pygit2.UserPass(*found)
-        if allowed_types & CredentialType.USERNAME:
-            return pygit2.Username(username_from_url or "git")
-        raise GitError(f"{url}: needs credentials ctx cannot supply; "
-                       "set up an SSH agent or a git credential helper")
-
-    def push_update_reference(self, refname, message):
-        if message:
-            self.rejected[refname] = message
-
-
-def _credential_fill(url: str, user: str | None) -> tuple[str, str] | None:
-    """Ask ``git credential fill`` (the operator's helper); never prompt."""
-    if not url.startswith(("http://", "https://")):
-        return None
-    from urllib.parse import urlsplit
-    parts = urlsplit(url)
-    request = f"protocol={parts.scheme}\nhost={parts.netloc}\npath={parts.path.lstrip('/')}\n"
-    if user:
-        request += f"username={user}\n"
-    env = dict(clean_git_env(), GIT_TERMINAL_PROMPT="0")
-    try:
-        out = subprocess.run(["git", "credential", "fill"], input=request + "\n", env=env,
-                             capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    fields = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    if "username" in fields and "password" in fields:
-        return fields["username"], fields["password"]
-    return None
+SYNC_TIMEOUT = 60.0   # seconds a sync keeps retrying a push that lost a race
+LOCK_PATIENCE = 5.0   # seconds a remote's branch lock may stay held before it is named
+FIRST_PAUSE = 0.05    # the first pause between attempts; doubled up to MAX_PAUSE, jittered
+MAX_PAUSE = 1.0
 
 
 # --- remotes ---------------------------------------------------------------------
 
-def _repo(ctx: Context) -> pygit2.Repository:
-    ctx.init()
+def _repo(ctx: Context, pulling: bool = False) -> pygit2.Repository:
+    """The root's repository, made (with the root's layout) when missing; outside edits
+    committed first. ``pulling``: the pull that follows commits those itself, so a root
+    already laid out is not recorded again (a sync saves a commit check)."""
+    root = ctx.root
+    if not (pulling and (root / ".git").is_dir() and (root / "RULES.md").exists()
+            and (root / "memory").is_dir() and (root / "sessions").is_dir()):
+        ctx.init()
     with context_lock(ctx.root):
         return ensure_repo(ctx.root)[0]
 
 
 def add_remote(ctx: Context, name: str, url: str) -> None:
     repo = _repo(ctx)
-    if name in [r.name for r in repo.remotes]:
+    if name in [name_of(r) for r in repo.remotes]:
         raise InvalidArgument(f"a remote named {name!r} exists already ({repo.remotes[name].url})")
     try:
         repo.remotes.create(name, _normalise_url(url))
@@ -110,8 +82,8 @@ def add_remote(ctx: Context, name: str, url: str) -> None:
 
 
 def list_remotes(ctx: Context) -> list[tuple[str, str]]:
-    repo = open_repo(ctx.root)
-    return [] if repo is None else [(r.name, r.url) for r in repo.remotes]
+    repo = existing_repo(ctx.root)
+    return [] if repo is None else [(name_of(r), url_of(r)) for r in repo.remotes]
 
 
 def _normalise_url(url: str) -> str:
@@ -122,7 +94,7 @@ def _normalise_url(url: str) -> str:
 
 
 def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
-    names = [r.name for r in repo.remotes]
+    names = [name_of(r) for r in repo.remotes]
     if name is None:
         config = repo.config
         upstream = config[f"branch.{BRANCH}.remote"] if f"branch.{BRANCH}.remote" in config else None
@@ -135,22 +107,52 @@ def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
     return repo.remotes[name]
 
 
-def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | None = None
-          ) -> pygit2.Oid | None:
-    """Fetch the remote's ``main``; its commit id, or None when it has none yet."""
-    with remote_operation(Path(repo.workdir)) as operation:
+def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | None = None,
+          deadline: transport.Deadline | None = None) -> pygit2.Oid | None:
+    """Fetch the remote's ``main``; its commit id, or None when it has none yet.
+    ``deadline``: the fetch (and the wait for another one in this root) ends by then."""
+    progress.step(f"fetching from {name_of(remote)}")
+    wait = deadline.left() if deadline is not None else None
+    with remote_operation(Path(repo.workdir), wait=wait) as operation:
         _recovered(operation.removed, warnings)
         if transport.use_git():
-            transport.git_fetch(Path(repo.workdir), remote.name, remote.url, operation.fd)
-            return remote_head(repo, remote.name)
+            transport.git_fetch(Path(repo.workdir), name_of(remote), url_of(remote), operation.fd,
+                                deadline.limit() if deadline is not None else None)
+            return remote_head(repo, name_of(remote))
         try:
-            remote.fetch(callbacks=Callbacks())
+            _bounded(lambda: remote.fetch(callbacks=Callbacks()), deadline, "git fetch")
         except (pygit2.GitError, GitError) as exc:
+            if "gave no answer" in str(exc):
+                raise
             lock = locked_file(str(exc))
             if lock:
-                raise lock_error(f"cannot fetch from {remote.name}", lock) from None
-            raise GitError(f"cannot fetch from {remote.name} ({remote.url}): {exc}") from None
-    return remote_head(repo, remote.name)
+                raise lock_error(f"cannot fetch from {name_of(remote)}", lock) from None
+            raise GitError(f"cannot fetch from {name_of(remote)} ({url_of(remote)}): {exc}") from None
+    return remote_head(repo, name_of(remote))
+
+
+def _bounded(work, deadline: transport.Deadline | None, what: str) -> None:
+    """Run libgit2's ``work`` within the deadline: in a thread, left behind when it runs
+    out (the process ends soon after; the flock goes with it)."""
+    if deadline is None:
+        work()
+        return
+    import threading
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # handed to the caller
+            failure.append(exc)
+    thread = threading.Thread(target=run, name="ctx-fetch", daemon=True)
+    thread.start()
+    thread.join(max(0.2, deadline.left()))
+    if thread.is_alive():
+        raise GitError(f"{what} gave no answer in {deadline.seconds:g} s and was stopped ({deadline.why}); "
+                       "nothing here changed, run it again")
+    if failure:
+        raise failure[0]
 
 
 def _recovered(removed: list[str], warnings: list[str] | None) -> None:
@@ -159,214 +161,184 @@ def _recovered(removed: list[str], warnings: list[str] | None) -> None:
         warnings.append(f"warning: removed {shown} left by an interrupted ctx sync")
 
 
+def name_of(remote: pygit2.Remote) -> str:
+    return remote.name or "origin"
+
+
+def url_of(remote: pygit2.Remote) -> str:
+    return remote.url or ""
+
+
 def remote_head(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
     for ref in (f"refs/remotes/{name}/{BRANCH}",):
         if ref in repo.references:
-            return repo.references[ref].target
+            return repo.references[ref].peel(pygit2.Commit).id
     branches = [r for r in repo.references if r.startswith(f"refs/remotes/{name}/") and not r.endswith("/HEAD")]
     if len(branches) == 1:  # a context pushed from another tool under another branch name
-        return repo.references[branches[0]].target
+        return repo.references[branches[0]].peel(pygit2.Commit).id
     return None
 
 
 # --- pull ------------------------------------------------------------------------------
 
-@dataclass
-class PullResult:
-    kind: str  # "up to date", "fast-forward", "merge", "nothing to pull"
-    commit: str | None = None
-    value_conflicts: list[str] = field(default_factory=list)
-    renamed: list[tuple[str, str]] = field(default_factory=list)
-    text_conflicts: list[str] = field(default_factory=list)
-    entries: int = 0
+def _refuse_while_waiting(ctx: Context) -> None:
+    found = waiting.read(ctx.root)
+    if found is not None:
+        raise Conflict(f"a merge with {found.label} waits: {found.next_step()}")
 
 
-def _check_stores(files: dict[str, bytes]) -> None:
-    """The remote's store files (a flattened tree), checked as a merge checks them: JSON,
-    no key written twice, the format version ctx writes (``merge.parse``)."""
-    for store in STORES:
-        path = f"memory/{store}.json"
-        if path in files:
-            parse_store_side(files[path], path, "the remote")
-
-
-def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid) -> None:
-    """Move ``main`` to ``target``; the files change first, then the index, then the ref,
-    so an interruption leaves changes the next write commits, never a lost one."""
-    head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
-    new_tree = repo[target].peel(pygit2.Commit).tree
-    new = flatten(repo, new_tree, "the remote")
-    _check_stores(new)
-    old = flatten(repo, head.tree if head is not None else None, "here")
-    for path in sorted(set(old) | set(new)):
-        if old.get(path) == new.get(path):
-            continue
-        full = ctx.root / path
-        if path in new:
-            full.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            atomic_write(full, new[path])
-        else:
-            full.unlink(missing_ok=True)
-    index = repo.index
-    index.read(True)
-    index.read_tree(new_tree)
-    index.write()
-    repo.references.create(LOCAL_REF, target, force=True)
-    if repo.head_is_unborn or repo.head.name != LOCAL_REF:
-        repo.set_head(LOCAL_REF)
-
-
-def pull(ctx: Context, remote_name: str | None = None) -> PullResult:
-    repo = _repo(ctx)
+def pull(ctx: Context, remote_name: str | None = None, *, auto: bool = False,
+         deadline: transport.Deadline | None = None, ready: bool = False) -> PullResult:
+    """Fetch and take in the remote's main. ``ready``: the caller (a sync) has made sure
+    the root and its repository are in order already."""
+    repo = existing_repo(ctx.root) if ready else _repo(ctx)
     remote = pick_remote(repo, remote_name)
-    theirs = fetch(repo, remote, ctx.recorder.warnings)
-    if theirs is None:
-        return PullResult("nothing to pull")
-    with context_lock(ctx.root):
-        ctx.recorder.prepare()  # outside edits become a commit of their own first
-        repo = open_repo(ctx.root)
-        if repo.head_is_unborn:
-            fast_forward(ctx, repo, theirs)
-            return PullResult("fast-forward", str(theirs))
-        head = repo.head.target
-        if head == theirs or repo.descendant_of(head, theirs):
-            return PullResult("up to date", str(head))
-        if repo.descendant_of(theirs, head):
-            fast_forward(ctx, repo, theirs)
-            return PullResult("fast-forward", str(theirs))
-        return merge_into(ctx, theirs, f"{remote.name}/{BRANCH}")
-
-
-def merge_into(ctx: Context, theirs: pygit2.Oid, label: str) -> PullResult:
-    """Merge commit ``theirs`` into ``main`` through the one write path."""
-    result = PullResult("merge")
-
-    def mutate(stores: dict[str, StoreFile]) -> Outcome:
-        repo = open_repo(ctx.root)
-        ours = repo.head.peel(pygit2.Commit)
-        their_commit = repo[theirs].peel(pygit2.Commit)
-        base_id = repo.merge_base(ours.id, their_commit.id)
-        base = repo[base_id].peel(pygit2.Commit) if base_id is not None else None
-        blobs: dict = {}  # merge.parse checks each store file the merge takes from the remote
-        merged = merge_trees(repo, base.tree if base else None, ours.tree, their_commit.tree, blobs)
-        edits: list[Edit] = []
-        for name, store in stores.items():
-            path = f"memory/{name}.json"
-            if path not in merged.files:
-                continue  # a store file removed outside ctx on one side stays here
-            # the file on disk is ours (prepare committed every outside change)
-            before = dict(store.entries) if store.exists else entries_at(repo, ours, name)
-            data = json.loads(merged.files[path])
-            after = data.get("entries", {})
-            if data == store.data:
-                continue
-            changed = [Edit(name, k, before.get(k), after.get(k)) for k in
-                       dict.fromkeys(list(before) + list(after)) if before.get(k) != after.get(k)]
-            if changed:
-                store.data.clear()
-                store.data.update(data)
-                prepared[name] = merged.files[path]
-                edits += changed
-            else:  # only top-level keys changed: the merged file is written as it is
-                files_to_write[path] = merged.files[path]
-        ours_files = flatten(repo, ours.tree, "here", blobs)
-        for path in set(ours_files) | set(merged.files):
-            if path.startswith("memory/") and path.endswith(".json") and path.count("/") == 1:
-                continue
-            if ours_files.get(path) != merged.files.get(path):
-                files_to_write[path] = merged.files.get(path)
-        result.value_conflicts = merged.value_conflicts
-        result.renamed = merged.renamed
-        result.text_conflicts = merged.text_conflicts
-        result.entries = len(edits)
-        lines = [f"merge {label}: {len(edits)} entries changed"]
-        if merged.value_conflicts:
-            lines.append("")
-            lines.append("Both sides changed these values; the later timestamp won, "
-                         "the other value stays in history:")
-            lines += [f"- {key}" for key in merged.value_conflicts]
-        if merged.renamed:
-            lines.append("")
-            lines += [f"Summary {a} from both sides: one kept as {b}" for a, b in merged.renamed]
-        if merged.text_conflicts:
-            lines.append("")
-            lines += [f"CONFLICT in {p}: both sides changed the same lines; markers left in the file"
-                      for p in merged.text_conflicts]
-        trailers = [("Ctx-Merge-Of", str(theirs))]
-        trailers += [("Ctx-Conflict", key) for key in merged.value_conflicts]
-        return Outcome(edits, dict(files_to_write), [str(theirs)], "\n".join(lines), trailers, splice=False,
-                       raw=prepared)
-
-    files_to_write: dict[str, bytes | None] = {}
-    prepared: dict[str, bytes] = {}
-    ctx.transact("merge", STORES, mutate)
-    repo = open_repo(ctx.root)
-    result.commit = str(repo.head.target)
+    _refuse_while_waiting(ctx)
+    theirs = fetch(repo, remote, ctx.recorder.warnings, deadline)
+    refuse_untrusted(ctx.root, repo, theirs, f"{name_of(remote)}/{BRANCH}")  # require-signed: before any merge
+    progress.step(f"merging {name_of(remote)}/{BRANCH}")
+    result = integrate(ctx, f"{name_of(remote)}/{BRANCH}", theirs, auto,
+                       deadline.left() if deadline is not None else None)
+    result.remote = name_of(remote)
     return result
 
 
 # --- push, sync, clone ----------------------------------------------------------------------
 
-def push(ctx: Context, remote_name: str | None = None) -> str:
-    repo = _repo(ctx)
+@dataclass
+class PushResult:
+    remote: str
+    sent: int  # commits the remote did not have (0: it had everything)
+
+
+def push(ctx: Context, remote_name: str | None = None, *, known: str | None = None, fetched: bool = False,
+         deadline: transport.Deadline | None = None) -> PushResult:
+    """Push main. A plain push fetches first and is refused (``Behind``) when the remote
+    has commits this side lacks; a sync's push (``fetched``) trusts the remote's main it
+    just fetched (``known``: None when the remote had none) and lets the remote refuse."""
+    repo = existing_repo(ctx.root) if fetched else _repo(ctx)
     remote = pick_remote(repo, remote_name)
     if repo.head_is_unborn:
         raise NotFound("nothing to push: the context has no commits yet")
-    behind = transport.Behind(f"{remote.name} has changes this machine lacks: run `ctx sync`")
-    theirs = fetch(repo, remote, ctx.recorder.warnings)
-    head = repo.head.target
+    behind = transport.Behind(f"{name_of(remote)} has changes this machine lacks: run `ctx sync`")
+    if fetched:
+        theirs = pygit2.Oid(hex=known) if known else None
+    else:
+        theirs = fetch(repo, remote, ctx.recorder.warnings, deadline)
+    head = repo.head.peel(pygit2.Commit).id
     if theirs is not None and theirs != head and not repo.descendant_of(head, theirs):
         raise behind
-    with remote_operation(ctx.root, (remote.url, str(head))) as operation:
+    if theirs == head:
+        _set_upstream(repo, name_of(remote))
+        return PushResult(name_of(remote), 0)
+    sent = count_commits(repo, head, theirs)
+    progress.step(f"sending {sent:,} commit{'s' if sent != 1 else ''} to {name_of(remote)}")
+    wait = deadline.left() if deadline is not None else None
+    with remote_operation(ctx.root, (url_of(remote), str(head)), wait=wait) as operation:
         _recovered(operation.removed, ctx.recorder.warnings)
         if transport.use_git():
-            try:
-                transport.git_push(ctx.root, remote.name, remote.url, f"{LOCAL_REF}:{LOCAL_REF}", operation.fd)
-            except transport.Behind:
-                raise behind from None
+            transport.git_push(ctx.root, name_of(remote), url_of(remote), f"{LOCAL_REF}:{LOCAL_REF}", operation.fd,
+                               deadline.limit() if deadline is not None else None)
         else:
-            _libgit2_push(remote, behind)
+            _libgit2_push(ctx.root, remote, behind)
         try:
-            repo.references.create(f"refs/remotes/{remote.name}/{BRANCH}", repo.head.target, force=True)
+            repo.references.create(f"refs/remotes/{name_of(remote)}/{BRANCH}", head, force=True)
         except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
             lock = locked_file(str(exc))
-            raise (lock_error(f"pushed to {remote.name}, but", lock) if lock else
-                   GitError(f"pushed to {remote.name}, but: {exc}")) from None
+            raise (lock_error(f"pushed to {name_of(remote)}, but", lock) if lock else
+                   GitError(f"pushed to {name_of(remote)}, but: {exc}")) from None
+    _set_upstream(repo, name_of(remote))
+    return PushResult(name_of(remote), sent)
+
+
+def _set_upstream(repo: pygit2.Repository, name: str) -> None:
+    """main's upstream, written only when it changes (a config write costs the next
+    write its fast commit)."""
     config = repo.config
-    config[f"branch.{BRANCH}.remote"] = remote.name
-    config[f"branch.{BRANCH}.merge"] = LOCAL_REF
-    return remote.name
+    for key, value in ((f"branch.{BRANCH}.remote", name), (f"branch.{BRANCH}.merge", LOCAL_REF)):
+        if key not in config or config[key] != value:
+            config[key] = value
 
 
-def _libgit2_push(remote: pygit2.Remote, behind: transport.Behind) -> None:
-    callbacks = Callbacks()
+@contextmanager
+def _local_remote_lock(url: str) -> Iterator[None]:
+    """libgit2 updates a local remote's branch without checking its old value: pushes
+    through it to one directory take turns (a flock on the remote's refs/heads)."""
+    path = Path(url[len("file://"):] if url.startswith("file://") else url)
+    heads = path / "refs" / "heads" if not (path / ".git").is_dir() else path / ".git" / "refs" / "heads"
+    if "://" in url and not url.startswith("file://") or not heads.is_dir():
+        yield
+        return
+    from ctx import settings
+    fd = os.open(heads, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
-    except (pygit2.GitError, GitError) as exc:
-        text = str(exc)
-        if any(word in text for word in transport.BEHIND_WORDS + ("rejected",)):
-            raise behind from None
-        lock = locked_file(text)
-        if lock:
-            raise lock_error(f"cannot push to {remote.name}", lock) from None
-        raise GitError(f"cannot push to {remote.name} ({remote.url}): {text}") from None
-    for message in callbacks.rejected.values():
-        lock = locked_file(message)
-        if lock:  # the remote's ref is locked: not a race that retrying wins
-            raise lock_error(f"{remote.name} could not take the push", lock)
-    if callbacks.rejected:
-        raise Conflict(f"{remote.name} refused the push: {callbacks.rejected}")
+        wait_for_flock(fd, settings.seconds("CTX_REMOTE_WAIT_SECONDS"), f"another push to {url} held it; "
+                       "gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
+        yield
+    finally:
+        os.close(fd)
 
 
-def sync(ctx: Context, remote_name: str | None = None) -> tuple[PullResult, str]:
-    last: Exception | None = None
-    for _ in range(PUSH_RETRIES):
-        result = pull(ctx, remote_name)
+def _libgit2_push(root: Path, remote: pygit2.Remote, behind: transport.Behind) -> None:
+    callbacks = Callbacks()
+    with _local_remote_lock(url_of(remote)):
         try:
-            return result, push(ctx, remote_name)
-        except transport.Behind as exc:  # someone pushed between our fetch and our push
+            remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
+        except (pygit2.GitError, GitError) as exc:
+            text = str(exc)
+            if any(word in text for word in transport.BEHIND_WORDS + ("rejected",)):
+                raise behind from None
+            lock = transport.remote_lock(text, root, name_of(remote))
+            if lock is not None:
+                raise lock from None
+            raise GitError(f"cannot push to {name_of(remote)} ({url_of(remote)}): {text}") from None
+    for message in callbacks.rejected.values():
+        lock = transport.remote_lock(message, root, name_of(remote))
+        if lock is not None:  # the remote's branch is being updated: a race, for a while
+            raise lock
+    if callbacks.rejected:
+        said = "; ".join(callbacks.rejected.values())
+        raise Conflict(f"{name_of(remote)} refused the push ({said})")
+
+
+def sync(ctx: Context, remote_name: str | None = None, timeout: float | None = None, *,
+         auto: bool = False) -> tuple[PullResult, PushResult | None]:
+    """Pull, then push; a push that lost a race is tried again (fetch, merge, push) with a
+    jittered pause until ``timeout`` seconds have passed (default 60; given, it bounds each
+    git process too). A text conflict waits for a human (``auto``: is left alone): no push."""
+    limit = SYNC_TIMEOUT if timeout is None else timeout
+    deadline = transport.Deadline(limit, "ctx sync --timeout" if not auto else "sync-timeout")
+    bounded = deadline if timeout is not None else None
+    pause = FIRST_PAUSE
+    busy_since: float | None = None
+    report: PullResult | None = None
+    attempts = 0
+    _repo(ctx, pulling=True)
+    while True:
+        attempts += 1
+        pulled = pull(ctx, remote_name, auto=auto, deadline=bounded, ready=True)
+        report = pulled if report is None else report.add(pulled)
+        if pulled.kind == "conflict":
+            return report, None
+        try:
+            return report, push(ctx, remote_name, known=pulled.remote_head, fetched=True, deadline=bounded)
+        except transport.RemoteBusy as exc:
+            busy_since = busy_since or time.monotonic()
+            if time.monotonic() - busy_since >= min(LOCK_PATIENCE, limit) or deadline.passed():
+                raise exc.lock from None
+            last: Exception = exc
+        except transport.Raced as exc:
+            busy_since = None
             last = exc
-    raise Conflict(f"the remote kept moving; try again ({last})")
+        progress.step(f"{last}; trying again (attempt {attempts + 1})")
+        time.sleep(min(deadline.left(), random.uniform(pause / 2, pause)))
+        pause = min(pause * 2, MAX_PAUSE)
+        if deadline.passed():
+            if isinstance(last, transport.RemoteBusy):
+                raise last.lock from None
+            raise Conflict(f"the remote kept moving: other machines' pushes came first {attempts} "
+                           f"times in {limit:g} s; run `ctx sync` again, or give it longer "
+                           f"(`ctx sync --timeout SECONDS`) ({last})") from None
 
 
 def clone(url: str, root: Path) -> tuple[Context, PullResult]:
@@ -393,6 +365,7 @@ def clone(url: str, root: Path) -> tuple[Context, PullResult]:
 
 def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    progress.step(f"cloning {url}")
     try:  # libgit2's clone: a local path is cloned by linking its objects, not by packing them
         repo = pygit2.clone_repository(_normalise_url(url), str(root), callbacks=Callbacks())
     except (pygit2.GitError, GitError) as exc:
@@ -400,7 +373,7 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     ctx = Context(root=root, recorder_factory=recorder_for)
     (root / "memory").mkdir(mode=0o700, exist_ok=True)
     if not repo.head_is_unborn:
-        _check_stores(flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote"))  # links refused
+        check_stores(flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote"))  # links refused
     theirs = remote_head(repo, "origin")
     if theirs is not None and (repo.head_is_unborn or repo.head.name != LOCAL_REF):
         with context_lock(root):  # the remote's HEAD named another branch (or none): take main
@@ -411,7 +384,7 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     from hooks.install import install
     install(root)
     ctx.init()  # .gitignore, .gitattributes, RULES.md when the remote had none
-    config = open_repo(root).config
+    config = existing_repo(root).config
     config[f"branch.{BRANCH}.remote"] = "origin"
     config[f"branch.{BRANCH}.merge"] = LOCAL_REF
     return ctx, result

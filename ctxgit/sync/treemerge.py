@@ -5,7 +5,11 @@ summaries from both sides are all kept: two different files under one name
 keep the name for one (the smaller blob id, so both machines agree) and give
 the other the next free suffix of §7's naming. Other text files (RULES.md,
 .gitignore) get a line-based merge; a real conflict keeps git-style markers
-in the file and is reported, never resolved silently.
+in the merged file and is reported (the merge then waits for a human: it is
+never committed so, ``merging.py``). A text file both sides made on their
+own (histories with no common ancestor: two contexts joined) has no base to
+merge against: it is merged as a union of lines, in order, lines only one
+side has all kept.
 
 A remote is data, not code: a symlink or a non-regular file where a store
 file or a summary belongs is refused, and the lock file or temporary files
@@ -14,16 +18,17 @@ a remote carries are never taken.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pygit2
 from pygit2.enums import FileMode
 
+from ctx.entrymerge import merge_store_sides
+from ctx.entrymerge import parse as parse_store_side
 from ctx.errors import Conflict
 from ctx.summaries import SUMMARY_NAME, suffix_sequence
 from hooks.unsafe_paths import forbidden
-
-from ctx.entrymerge import merge_store_bytes
 
 REGULAR = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
@@ -34,6 +39,7 @@ class TreeMerge:
     value_conflicts: list[str] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
     text_conflicts: list[str] = field(default_factory=list)
+    stores: dict[str, dict] = field(default_factory=dict)  # store files merged entry by entry: parsed
 
 
 def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str,
@@ -48,9 +54,9 @@ def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str,
     while stack:
         prefix, current = stack.pop()
         for item in current:
-            path = prefix + item.name
+            path = prefix + (item.name or "")
             if item.filemode == FileMode.TREE:
-                stack.append((path + "/", repo[item.id]))
+                stack.append((path + "/", repo[item.id].peel(pygit2.Tree)))
                 continue
             if item.filemode not in REGULAR:
                 raise Conflict(f"{path} from {side} is not a regular file (mode {item.filemode:o}); "
@@ -58,7 +64,7 @@ def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str,
             if forbidden(path):
                 continue
             if item.id not in blobs:
-                blobs[item.id] = repo[item.id].data
+                blobs[item.id] = repo[item.id].peel(pygit2.Blob).data
             out[path] = blobs[item.id]
     return out
 
@@ -87,6 +93,31 @@ def _union_lines(ours: bytes, theirs: bytes) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def _union_in_order(ours: bytes, theirs: bytes) -> bytes:
+    """Both sides' lines, in order: the lines they share once, where one side has lines
+    the other lacks, ours first, then theirs."""
+    from difflib import SequenceMatcher
+    a = ours.decode("utf-8", "replace").splitlines()
+    b = theirs.decode("utf-8", "replace").splitlines()
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out += a[i1:i2]
+        else:
+            out += a[i1:i2] + [line for line in b[j1:j2] if line not in a[i1:i2]]
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def present(content: bytes | None) -> bytes:
+    """A file's content where both sides have the file (the branch already made sure)."""
+    assert content is not None
+    return content
+
+
+def _text(path: str) -> bool:
+    return path.endswith((".md", ".txt")) or path in (".gitignore", ".gitattributes")
+
+
 def _next_name(path: str, taken: set[str]) -> str:
     """The first free summary name of the same day after ``path`` in §7's order."""
     base = path.rsplit("/", 1)[-1]
@@ -98,37 +129,91 @@ def _next_name(path: str, taken: set[str]) -> str:
             after = True
         elif after and f"sessions/{candidate}" not in taken:
             return f"sessions/{candidate}"
+    raise AssertionError("suffix_sequence never ends")  # pragma: no cover
+
+
+def tree_ids(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str) -> dict[str, pygit2.Oid]:
+    """Every file of a tree by path, as its blob id (nothing read); refuses links and
+    special files, leaves out what a remote must never bring (``flatten`` without content)."""
+    out: dict[str, pygit2.Oid] = {}
+    if tree is None:
+        return out
+    stack = [("", tree)]
+    while stack:
+        prefix, current = stack.pop()
+        for item in current:
+            path = prefix + (item.name or "")
+            if item.filemode == FileMode.TREE:
+                stack.append((path + "/", repo[item.id].peel(pygit2.Tree)))
+                continue
+            if item.filemode not in REGULAR:
+                raise Conflict(f"{path} from {side} is not a regular file (mode {item.filemode:o}); "
+                               "ctx refuses links and special files from a remote")
+            if not forbidden(path):
+                out[path] = item.id
+    return out
 
 
 def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.Tree,
-                theirs: pygit2.Tree, blobs: dict | None = None) -> TreeMerge:
+                theirs: pygit2.Tree, blobs: dict | None = None,
+                local: Mapping[str, tuple[bytes, dict | None]] | None = None) -> TreeMerge:
+    """The three-way merge of two trees. Files are compared by blob id and read only
+    where their content decides (a store file changed on both sides is read from all
+    three). ``blobs``: contents already read, by id. ``local``: this side's files as
+    read from disk (and parsed, for a store file), by path: taken for this side's blob
+    when they hash to it, so neither read from git nor parsed again."""
     blobs = {} if blobs is None else blobs
-    b = flatten(repo, base, "the ancestor", blobs)
-    o = flatten(repo, ours, "here", blobs)
-    t = flatten(repo, theirs, "the remote", blobs)
+    local = {} if local is None else local
+    parsed: dict = {}
+
+    def content(oid: pygit2.Oid | None, path: str | None = None) -> bytes | None:
+        if oid is None:
+            return None
+        if oid not in blobs:
+            if path is not None and path in local and pygit2.hash(local[path][0]) == oid:
+                blobs[oid] = local[path][0]
+                if local[path][1] is not None:
+                    parsed[oid] = local[path][1]
+            else:
+                blobs[oid] = repo[oid].peel(pygit2.Blob).data
+        return blobs[oid]
+    b = tree_ids(repo, base, "the ancestor")
+    o = tree_ids(repo, ours, "here")
+    t = tree_ids(repo, theirs, "the remote")
     result = TreeMerge(files={})
     clashes: list[tuple[str, bytes, bytes]] = []
     for path in sorted(set(b) | set(o) | set(t)):
-        bv, ov, tv = b.get(path), o.get(path), t.get(path)
+        bi, oi, ti = b.get(path), o.get(path), t.get(path)
         if _is_store(path):
-            merged, conflicts = merge_store_bytes(bv, ov, tv, path)
+            if oi == ti or ti == bi:
+                merged, conflicts = content(oi, path), list[str]()
+            elif oi == bi:
+                parse_store_side(content(ti), path, "the remote")  # taken whole: checked as if merged
+                merged, conflicts = content(ti), []
+            else:
+                raw = [content(bi), content(oi, path), content(ti)]
+                sides = [(parsed.get(i) if i is not None else None) for i in (bi, oi, ti)]
+                merged, conflicts, data = merge_store_sides(raw[0], raw[1], raw[2], path, sides)
+                result.stores[path] = data
             result.value_conflicts += [f"{path[7:-5]}/{k}" for k in conflicts]
             if merged is not None:
                 result.files[path] = merged
             continue
-        if ov == tv or tv == bv:
-            chosen = ov
-        elif ov == bv:
-            chosen = tv
-        elif ov is None or tv is None:
-            chosen = ov if ov is not None else tv  # deleted on one side, changed on the other
+        if oi == ti or ti == bi:
+            chosen = content(oi, path)
+        elif oi == bi:
+            chosen = content(ti)
+        elif oi is None or ti is None:
+            chosen = content(oi if oi is not None else ti)  # deleted on one side, changed on the other
         elif path.startswith("sessions/") and SUMMARY_NAME.fullmatch(path[9:]):
-            clashes.append((path, ov, tv))
+            clashes.append((path, present(content(oi)), present(content(ti))))
             continue
         elif path == ".gitignore":
-            chosen = _union_lines(ov, tv)
+            chosen = _union_lines(present(content(oi)), present(content(ti)))
+        elif bi is None and _text(path):  # made on both sides on their own: no base to merge on
+            chosen = _union_in_order(present(content(oi)), present(content(ti)))
         else:
-            chosen, conflicted = _line_merge(repo, path, bv, ov, tv)
+            chosen, conflicted = _line_merge(repo, path, content(bi), present(content(oi)), present(content(ti)))
             if conflicted:
                 result.text_conflicts.append(path)
         if chosen is not None:

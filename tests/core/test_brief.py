@@ -11,7 +11,8 @@ import pytest
 
 from support.stores import make_entry, snapshot, store_path, write_store_file
 from ctx import summaries
-from ctx.brief import build_brief, render_brief, start_payload
+from ctx.brief import build_brief, render_brief
+from ctx.start import start_payload
 from ctx.display import excerpt
 from ctx.context import Context
 from ctx.summaries import list_summaries, newest_summary, next_summary_name, open_items

@@ -186,9 +186,21 @@ def test_flags_are_never_bad(monkeypatch, name):
     assert settings.flag(name) is True
 
 
+@pytest.mark.parametrize("name,unit", [("CTX_CONTEXT_WINDOW_CHARS", "characters"),
+                                       ("CTX_CONTEXT_WINDOW_TOKENS", "tokens")])
+def test_context_window_counts(name, unit):
+    assert settings.count(name, {}) is None
+    assert settings.count(name, {name: "  "}) is None
+    assert settings.count(name, {name: " 200000 "}) == 200000
+    for bad in ("-1", "1e6", "lots", "12.5"):
+        with pytest.raises(InvalidArgument, match=f"{name}='{re.escape(bad)}' is not a whole number of {unit}"):
+            settings.count(name, {name: bad})
+
+
 def test_the_declared_kinds_match_the_tests():
     tested = {n for n, _, _ in SECONDS} | set(FLAGS) | {
-        "CTX_PACK_THRESHOLD", "CTX_GIT_TRANSPORT", "CTX_HOME", "CTX_AUTHOR", "CTX_AUTHOR_EMAIL", "CTX_HARNESS"}
+        "CTX_PACK_THRESHOLD", "CTX_GIT_TRANSPORT", "CTX_HOME", "CTX_AUTHOR", "CTX_AUTHOR_EMAIL", "CTX_HARNESS",
+        "CTX_CONTEXT_WINDOW_CHARS", "CTX_CONTEXT_WINDOW_TOKENS"}
     assert tested == set(settings.VARIABLES)  # a new variable needs its test here
 
 

@@ -18,7 +18,9 @@ def ok(result):
 
 
 def test_default_is_off_and_reading_writes_nothing(run, root):
-    assert json.loads(ok(run("config", "--json")).stdout) == {"enforce-stores": False}
+    listed = json.loads(ok(run("config", "--json")).stdout)
+    assert {k: listed[k] for k in ("enforce-stores", "start-max-chars", "sync-auto", "sync-timeout")} == \
+        {"enforce-stores": False, "start-max-chars": 0, "sync-auto": False, "sync-timeout": 3}
     assert ok(run("config", "enforce-stores")).stdout == "enforce-stores = false\n"
     assert not root.exists()
 
@@ -106,3 +108,24 @@ def test_policy_reads_the_config_only_when_it_could_refuse(root):
     (root / "config.json").write_text(json.dumps({"enforce-stores": "yes"}))
     with pytest.raises(StoreError, match="not valid"):
         check_store_policy(root, "operator", "Agent One", None)
+
+
+def test_a_machine_key_stays_on_this_machine(run, root):
+    """start-max-chars is kept in .git/ctx/machine.json: no commit, not in config.json,
+    and ctx start keeps to it."""
+    ok(run("set", "k", "v"))
+    before = commit_count(root)
+    assert ok(run("config", "start-max-chars", "400")).stdout == "start-max-chars = 400\n"
+    assert commit_count(root) == before and not (root / "config.json").exists()
+    assert json.loads((root / ".git" / "ctx" / "machine.json").read_text()) == {"start-max-chars": 400}
+    assert json.loads(ok(run("config", "--json")).stdout)["start-max-chars"] == 400
+    assert len(ok(run("start")).stdout) <= 400
+    assert len(ok(run("start", "--max-chars", "0")).stdout) > 400  # the option first; 0: none
+    refused = run("config", "start-max-chars", "lots")
+    assert refused.exit_code == 2 and "not a number of characters" in refused.stderr
+
+
+def test_a_machine_key_needs_the_repository(run, root):
+    ok(run("set", "k", "v", env={"CTX_NO_GIT": "1"}))
+    refused = run("config", "start-max-chars", "400", env={"CTX_NO_GIT": "1"})
+    assert refused.exit_code == 2 and ".git/ctx/machine.json" in refused.stderr

@@ -121,7 +121,7 @@ def test_agents_md_apply_twice_keeps_the_rest(run, root, project):
     text = path.read_text()
     assert text.startswith(original)
     assert text.count(BEGIN) == 1 and text.count(END) == 1
-    assert "run `ctx start`" in text and "Agent One: sign your session summary" in text
+    assert "run `ctx start --max-chars 8000`" in text and "Agent One: sign your session summary" in text
     assert path.with_name("AGENTS.md.ctx-backup").read_text() == original
     first = path.read_bytes()
     assert "already wired" in ok(run("wire", "agents-md", "--agent", "Agent One", "--apply")).stdout
@@ -199,3 +199,31 @@ def test_wire_never_touches_the_context(run, root, home):
     ok(run("wire", "claude-code", "--apply"))
     ok(run("wire", "gemini", "--apply"))
     assert not root.exists()
+
+
+def test_rewiring_claude_code_updates_an_old_hook_command_in_place(run, root, home):
+    """A settings file holding the hook an older ctx wrote (ctx start, no budget): --apply
+    replaces that one command with the budgeted one, where it stands; the rest is kept."""
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    old = f"CTX_HOME=/old/root /usr/bin/ctx start 2>/dev/null || true  {HOOK_MARK}"
+    settings = json.loads(json.dumps(SETTINGS))
+    settings["hooks"]["SessionStart"].append({"hooks": [{"type": "command", "command": old, "timeout": 10}]})
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    ok(run("wire", "claude-code", "--apply"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    mine = ours(data)
+    assert len(mine) == 1 and "start --max-chars 9000 " in mine[0]["command"]
+    assert data["hooks"]["SessionStart"][0] == SETTINGS["hooks"]["SessionStart"][0]  # the other hook
+    assert data["hooks"]["SessionStart"][1]["hooks"][0] is not None and len(data["hooks"]["SessionStart"]) == 2
+    assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in SETTINGS.items() if k != "hooks"}
+    again = ok(run("wire", "claude-code", "--apply"))
+    assert "already wired" in again.stdout
+
+
+@pytest.mark.parametrize("target,budget", [("codex", 8000), ("agents-md", 8000), ("gemini", 16000)])
+def test_each_pointer_carries_its_harness_budget(run, root, home, project, target, budget):
+    ok(run("wire", target, "--agent", "Agent One", "--apply"))
+    path = {"codex": home / ".codex" / "AGENTS.md", "agents-md": project / "AGENTS.md",
+            "gemini": home / ".gemini" / "GEMINI.md"}[target]
+    assert f"run `ctx start --max-chars {budget}`" in path.read_text(encoding="utf-8")

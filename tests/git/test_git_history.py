@@ -103,8 +103,8 @@ def test_history_cli_human(run, timeline):
         assert line.startswith(short(timeline[name]) + "  ")
     assert "Agent Two" in lines[0] and "created" in lines[0] and lines[0].endswith("born again")
     assert "Agent One" in lines[1] and lines[1].endswith("deleted")
-    assert "[amended]" in lines[2] and "second value" in lines[2]
-    assert "8443" not in lines[2]  # an excerpt leaves the amend note out
+    assert lines[2].endswith("amend: 'port is 8443'")  # what the amend changed: its note
+    assert "second value" not in lines[2]  # not the old value again
     assert lines[4].endswith("first value") and "created" in lines[4]
     assert result.stderr == ""
 
@@ -216,8 +216,8 @@ def test_log_library_and_cli(run, root, timeline):
     assert "Agent Two" in human[0] and "operator" in human[-1]
     data = json.loads(run("log", "--json").stdout)
     assert [d["commit"] for d in data] == commit_ids(root)
-    assert set(data[0]) == {"commit", "date", "author", "email", "operation", "stores", "keys",
-                            "subject"}
+    assert set(data[0]) == {"commit", "date", "author", "email", "committer", "committer_email",
+                            "operation", "stores", "keys", "subject"}
     assert data[4] == {**data[4], "author": "Agent One", "operation": "amend",
                        "stores": ["shared"], "keys": ["k"],
                        "subject": "amend shared/k: port is 8443"}
@@ -626,3 +626,29 @@ def test_purge_cuts_an_entry_as_a_write_without_it_would_leave_the_file(gone):
     four = json.dumps(data, indent=4).encode()  # another layout: parsed, and written as ctx writes
     assert cut_entry(four, gone) == (serialize(without), data["entries"][gone])
     assert cut_entry(four, "missing") == (four, None)
+
+
+def test_history_shows_what_each_version_changed(run, root):
+    """Not only the value: the amend note, the status and its note, basis, tags; and --json
+    carries the same fields as "changed"."""
+    assert run("set", "pool", "Use 10", "--tag", "decision", author="A").exit_code == 0
+    assert run("set", "pool", "Use 20", "--tag", "decision", "--tag", "db", author="A").exit_code == 0
+    assert run("amend", "pool", "load test says 20", author="B").exit_code == 0
+    assert run("basis", "pool", "verified", author="B").exit_code == 0
+    assert run("supersede", "pool", "--by", "pool2", "--note", "see pool2", author="C").exit_code == 0
+    assert run("resolve", "pool", "--note", "done", author="C").exit_code == 0
+    lines = run("history", "pool").stdout.splitlines()
+    assert len(lines) == 6
+    assert lines[0].endswith("C  resolve: 'done'")
+    assert lines[1].endswith("C  supersede: by pool2: 'see pool2'")
+    assert lines[2].endswith("B  basis: basis: inferred -> verified")
+    assert lines[3].endswith("B  amend: 'load test says 20'")  # the note, not the old value
+    assert lines[4].endswith('A  set: value: Use 10 -> Use 20; tags: ["decision"] -> ["decision","db"]')
+    assert lines[5].endswith("A  created: Use 10")
+    versions = json.loads(run("history", "pool", "--json").stdout)
+    assert versions[3]["changed"]["status_note"] == {"old": None, "new": "load test says 20"}
+    assert versions[2]["changed"] == {"basis": {"old": "inferred", "new": "verified"}}
+    assert versions[0]["changed"]["status"] == {"old": "superseded", "new": "resolved"}
+    assert "timestamp" not in versions[1]["changed"]  # bookkeeping is left out
+    limited = json.loads(run("history", "pool", "-n", "1", "--json").stdout)
+    assert len(limited) == 1 and limited[0]["changed"] == versions[0]["changed"]  # compared with its own predecessor

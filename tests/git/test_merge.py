@@ -326,6 +326,26 @@ def test_merge_store_is_symmetric_byte_for_byte():
         assert merge_store_bytes(raw[0], raw[1], raw[2])[0] == merge_store_bytes(raw[0], raw[2], raw[1])[0]
 
 
+def test_a_merge_keeps_the_text_of_entries_it_takes_as_they_were_and_writes_what_serialize_writes():
+    """merge_store_bytes copies an unchanged entry's text from the side it comes from
+    (textlayout.serialize_reusing) instead of encoding it again: the bytes are the same
+    as serializing the merged data whole, and another layout falls back to that."""
+    rnd = random.Random(11)
+    for _ in range(300):
+        base = store({f"k{i}": _random_entry(rnd) for i in range(rnd.randint(0, 6))})
+        ours, theirs = _random_store(rnd, base), _random_store(rnd, base)
+        raw = [serialize(d) for d in (base, ours, theirs)]
+        if len(set(raw)) < 3:
+            continue  # a side taken whole: its exact bytes (the shortcuts)
+        merged, _ = merge_store_bytes(*raw)
+        whole = merge_store(json.loads(raw[0]), json.loads(raw[1]), json.loads(raw[2]))
+        assert merged == serialize(whole.data), (base, ours, theirs)
+    compact = [json.dumps(d, ensure_ascii=False).encode() for d in (base, ours, theirs)]
+    if len({bytes(c) for c in compact}) == 3:
+        merged, _ = merge_store_bytes(*compact)
+        assert merged == serialize(json.loads(merged))
+
+
 def test_merge_store_is_idempotent():
     rnd = random.Random(3)
     for _ in range(200):

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import shlex
+import time
 from pathlib import Path
 
 import pygit2
@@ -59,7 +60,8 @@ def test_disjoint_writes_merge_and_converge_with_the_real_executable(tmp_path):
     b = Machine(tmp_path / "machine B", "Agent B")
     assert "an empty remote" in a.sh("clone", str(bare), str(a.root)).stdout
     a.sh("set", "seed", "first entry")
-    assert "pushed main to origin" in a.sh("push").stdout
+    assert a.sh("push").stdout == "sent 2 commits to origin\n"  # the new context's first commit, seed
+    assert a.sh("push").stdout == "origin already had everything\n"
     assert "cloned at" in b.sh("clone", str(bare), str(b.root)).stdout
     a.sh("set", "from_a", "alpha", "--tag", "a")
     a.sh("set", "note_a", "working note", "--store", "agent")
@@ -69,7 +71,8 @@ def test_disjoint_writes_merge_and_converge_with_the_real_executable(tmp_path):
     b_before = b.head()
     out = b.sh("sync").stdout
     assert out.startswith("pull: merge (2 entries changed"), out
-    assert "push: origin is up to date" in out
+    assert "received 2 commits" in out.splitlines()[0], out
+    assert "push: sent 3 commits to origin" in out  # its two writes and the merge
     assert commit_parents(b)[0] == b_before
     assert a.sh("sync").stdout.startswith("pull: fast-forward")
     assert_converged([a, b], bare)
@@ -321,7 +324,8 @@ def test_a_renamed_summary_skips_names_taken_on_either_side(tmp_path):
 
 # --- RULES.md ---------------------------------------------------------------------------
 
-def test_rules_md_changed_on_the_same_line_keeps_markers_and_reports_the_conflict(tmp_path):
+def _rules_clash(tmp_path):
+    """A and B change RULES.md's first line each their own way; A's change is pushed."""
     bare, (a, b) = network(tmp_path, "A", "B")
     rules = (a.root / "RULES.md").read_text(encoding="utf-8")
     first = rules.splitlines()[0]
@@ -331,22 +335,98 @@ def test_rules_md_changed_on_the_same_line_keeps_markers_and_reports_the_conflic
     b.commit_outside()
     b.ok("set", "k", "v")
     a.ok("sync")
+    return bare, a, b, first
+
+
+def test_a_rules_md_conflict_is_never_committed_or_pushed_and_waits_for_a_human(tmp_path):
+    bare, a, b, first = _rules_clash(tmp_path)
+    b_head, remote_head = b.head(), bare_head(bare)
     result = b.run("sync", "--json")
-    assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["text_conflicts"] == ["RULES.md"]
+    assert result.exit_code == 4, result.stderr
+    report = json.loads(result.stdout)
+    assert report["result"] == "conflict" and report["text_conflicts"] == ["RULES.md"] and report["waiting"]
+    assert "CONFLICT in RULES.md" in result.stderr and "ctx sync --continue" in result.stderr
     text = (b.root / "RULES.md").read_text(encoding="utf-8")
     assert "<<<<<<<" in text and "(edited on A)" in text and "(edited on B)" in text
-    assert "CONFLICT in RULES.md" in commit_message(b)
-    assert json.loads((b.root / "memory" / "shared.json").read_text())["entries"]["k"]["value"] == "v"
-    # the plain report says so on stderr
+    assert b.head() == b_head and bare_head(bare) == remote_head  # nothing committed, nothing pushed
+    assert b.status() == [" M RULES.md"]
+    # while it waits: writes go on without the markers, and everything says so
+    b.ok("set", "during", "the merge waits")
+    assert "RULES.md" not in b.git_out("show", "--stat", "--format=", "HEAD")
+    assert "<<<<<<<" not in b.git_out("show", "HEAD:RULES.md")
+    start = b.ok("start").stdout
+    assert start.splitlines()[0].startswith("[ctx: a merge with origin/main waits: edit RULES.md"), start
+    assert "=== RULES (RULES.md) ===" in start.splitlines()[1]
+    status = json.loads(b.ok("status", "--json").stdout)
+    assert status["merge_in_progress"] is True and status["uncommitted"] == ["RULES.md"]
+    doctor = b.run("doctor", "--check")
+    assert doctor.exit_code == 1
+    assert "a merge with origin/main is in progress" in doctor.stdout
+    assert "RULES.md holds conflict markers" in doctor.stdout
+    again = b.run("sync")
+    assert again.exit_code == 4 and "a merge with origin/main waits" in again.stderr
+    # --continue refuses while the markers are there; after an edit, it commits and pushes
+    refused = b.run("sync", "--continue")
+    assert refused.exit_code == 4 and "still holds conflict markers" in refused.stderr
+    resolved = text.split("<<<<<<<")[0] + first + " (edited on A and B)\n" + text.split(">>>>>>>")[1].split("\n", 1)[1]
+    b.write_file("RULES.md", resolved)
+    done = b.ok("sync", "--continue")
+    assert "merge: committed with RULES.md as you left it" in done.stdout
+    assert "push: sent" in done.stdout
+    assert len(commit_parents(b)) == 2 and bare_head(bare) == b.head()
+    assert "merged by hand" in commit_message(b)
+    assert b.git_out("show", "HEAD:RULES.md") == resolved
+    assert b.status() == [] and not (b.root / ".git" / "MERGE_HEAD").exists()
+    assert b.ok("doctor", "--check").exit_code == 0
     a.ok("sync")
-    a.write_file("RULES.md", text.replace("(edited on A)", "(again on A)"))
+    assert_converged([a, b], bare)
+    assert set(a.entries()) == {"seed", "k", "during"}
+
+
+def test_sync_abort_drops_the_waiting_merge(tmp_path):
+    bare, a, b, first = _rules_clash(tmp_path)
+    assert b.run("sync").exit_code == 4
+    done = b.ok("sync", "--abort")
+    assert "merge dropped: RULES.md put back" in done.stdout
+    assert (b.root / "RULES.md").read_text(encoding="utf-8") == b.git_out("show", "HEAD:RULES.md")
+    assert "(edited on B)" in b.git_out("show", "HEAD:RULES.md")
+    assert b.status() == [] and not (b.root / ".git" / "MERGE_HEAD").exists()
+    assert b.run("sync", "--abort").exit_code == 1  # nothing waits any more
+    assert b.run("sync").exit_code == 4  # merging again finds the same conflict
+
+
+def test_auto_sync_never_starts_a_merge_that_needs_a_human(tmp_path):
+    from ctxgit.sync.remote import sync as do_sync
+    bare, a, b, first = _rules_clash(tmp_path)
+    ctx = Context(b.root, author="B", recorder_factory=recorder_for)
+    pulled, pushed = do_sync(ctx, auto=True)
+    assert pulled.kind == "conflict" and pushed is None and not pulled.waiting
+    assert b.status() == [] and not (b.root / ".git" / "MERGE_HEAD").exists()
+
+
+def test_two_contexts_joined_merge_rules_md_as_a_union_of_lines(tmp_path):
+    """B ran `ctx init` on its own and added a line to RULES.md, then joined A's context:
+    no common ancestor, so RULES.md keeps every line of both, in order, and no markers."""
+    bare, (a,) = network(tmp_path, "A")
+    rules = (a.root / "RULES.md").read_text(encoding="utf-8")
+    a.write_file("RULES.md", rules + "- A's own rule\n")
     a.commit_outside()
-    b.write_file("RULES.md", text.replace("(edited on A)", "(again on B)"))
-    b.commit_outside()
     a.ok("sync")
-    result = b.run("sync")
-    assert "ctx: CONFLICT in RULES.md" in result.stderr
+    b = Machine(tmp_path / "machine B", "B")
+    b.ok("init")
+    b.write_file("RULES.md", (b.root / "RULES.md").read_text(encoding="utf-8") + "- B's own rule\n")
+    b.ok("set", "from_b", "B's entry")
+    b.ok("remote", "add", "origin", str(bare))
+    done = b.run("sync")
+    assert done.exit_code == 0, done.stderr
+    merged = (b.root / "RULES.md").read_text(encoding="utf-8")
+    assert "<<<<<<<" not in merged
+    assert merged == rules + "- B's own rule\n- A's own rule\n", merged  # this side's lines first
+    a.ok("sync")
+    assert_converged([a, b], bare)
+    assert "[ctx:" not in a.ok("start").stdout.splitlines()[0]
+    assert a.ok("doctor", "--check").exit_code == 0
+    assert set(a.entries()) == {"seed", "from_b"}
 
 
 def test_rules_md_changed_on_different_lines_merges_cleanly(tmp_path):
@@ -590,7 +670,8 @@ def test_a_fast_forward_killed_half_way_is_finished_by_a_rerun(tmp_path, monkeyp
     a.ok("push")
     a_head = a.head()
     b_old = b.head()
-    real = sync_module.atomic_write
+    import ctxgit.sync.merging as merging
+    real = merging.atomic_write
     calls = []
 
     def dying(path, content):
@@ -599,7 +680,7 @@ def test_a_fast_forward_killed_half_way_is_finished_by_a_rerun(tmp_path, monkeyp
             raise OSError(5, "simulated crash in the middle of a fast-forward")
         real(path, content)
     with monkeypatch.context() as patch:
-        patch.setattr(sync_module, "atomic_write", dying)
+        patch.setattr(merging, "atomic_write", dying)
         result = b.run("pull")
     assert result.exit_code != 0
     assert b.head() == b_old  # the ref moves last
@@ -687,7 +768,7 @@ def test_push_sets_the_upstream_so_plain_git_pull_works(tmp_path):
     bare = make_bare(tmp_path / "remote.git")
     m.ok("remote", "add", "origin", str(bare))
     assert m.git("config", "branch.main.remote", check=False).returncode != 0
-    assert m.ok("push").stdout.strip() == "pushed main to origin"
+    assert m.ok("push").stdout.strip() == "sent 1 commit to origin"
     assert m.git_out("config", "branch.main.remote").strip() == "origin"
     assert m.git_out("config", "branch.main.merge").strip() == "refs/heads/main"
     assert bare_head(bare) == m.head()
@@ -729,8 +810,8 @@ def test_sync_retries_when_someone_pushes_between_its_pull_and_its_push(tmp_path
     real_pull = sync_module.pull
     kinds = []
 
-    def racing_pull(ctx, remote_name=None):
-        result = real_pull(ctx, remote_name)
+    def racing_pull(ctx, remote_name=None, **options):
+        result = real_pull(ctx, remote_name, **options)
         kinds.append(result.kind)
         if len(kinds) == 1:  # C syncs while B is between its pull and its push
             other = Context(c.root, author="C", recorder_factory=recorder_for)
@@ -740,7 +821,7 @@ def test_sync_retries_when_someone_pushes_between_its_pull_and_its_push(tmp_path
     monkeypatch.setattr(sync_module, "pull", racing_pull)
     result = b.ok("sync")
     assert kinds == ["merge", "merge"]
-    assert "push: origin is up to date" in result.stdout
+    assert "push: sent 3 commits to origin" in result.stdout  # its write and its two merges
     assert bare_head(bare) == b.head()
     assert b.is_ancestor(c.head()) and b.is_ancestor(a.head())
     monkeypatch.undo()
@@ -748,19 +829,52 @@ def test_sync_retries_when_someone_pushes_between_its_pull_and_its_push(tmp_path
     assert set(a.entries()) == {"seed", "from_a", "from_b", "from_c"}
 
 
-def test_sync_gives_up_when_the_remote_keeps_moving(tmp_path, monkeypatch):
+def test_sync_gives_up_when_the_remote_keeps_moving_for_its_whole_timeout(tmp_path, monkeypatch):
     bare, (a, b) = network(tmp_path, "A", "B")
     b.ok("set", "k", "v")
     pushes = []
 
-    def always_moved(ctx, remote_name=None):
-        pushes.append(1)
+    def always_moved(ctx, remote_name=None, **options):
+        pushes.append(time.monotonic())
         raise Behind("origin has changes this machine lacks: run `ctx sync`")
     monkeypatch.setattr(sync_module, "push", always_moved)
+    began = time.monotonic()
+    result = b.run("sync", "--timeout", "1.5")
+    took = time.monotonic() - began
+    assert result.exit_code == 4, result.stderr
+    assert "kept moving" in result.stderr and "--timeout" in result.stderr
+    assert len(pushes) >= 4 and 1.5 <= took < 5, (len(pushes), took)  # bounded by time, not by a count
+    gaps = [later - earlier for earlier, later in zip(pushes, pushes[1:])]
+    assert len(set(round(g, 3) for g in gaps)) > 1  # paused between tries, and not all alike
+
+
+def test_a_remote_branch_lock_is_waited_for_a_while_then_named(tmp_path, monkeypatch):
+    from ctxgit.plumbing.locks import lock_error
+    from ctxgit.sync.transport import RemoteBusy
+    bare, (a, b) = network(tmp_path, "A", "B")
+    b.ok("set", "k", "v")
+    tries = []
+
+    def busy(ctx, remote_name=None, **options):
+        tries.append(1)
+        if len(tries) < 3:  # another push holds the branch for a moment
+            raise RemoteBusy("busy", lock_error("origin could not take the push", str(bare / "refs/heads/main.lock")))
+        return real_push(ctx, remote_name, **options)
+    real_push = sync_module.push
+    monkeypatch.setattr(sync_module, "push", busy)
+    assert b.ok("sync").stdout.endswith("push: sent 1 commit to origin\n")
+    assert bare_head(bare) == b.head() and len(tries) == 3
+    monkeypatch.setattr(sync_module, "LOCK_PATIENCE", 0.3)
+    tries.clear()
+    b.ok("set", "k2", "v")
+
+    def stuck(ctx, remote_name=None, **options):
+        tries.append(1)
+        raise RemoteBusy("busy", lock_error("origin could not take the push", str(bare / "refs/heads/main.lock")))
+    monkeypatch.setattr(sync_module, "push", stuck)
     result = b.run("sync")
-    assert result.exit_code == 4
-    assert "kept moving" in result.stderr
-    assert len(pushes) == sync_module.PUSH_RETRIES
+    assert result.exit_code == 6 and "main.lock is in the way" in result.stderr, result.stderr
+    assert len(tries) >= 2
 
 
 @pytest.mark.slow
@@ -905,7 +1019,7 @@ def test_a_sync_interrupted_between_its_merge_and_its_push_is_finished_by_a_reru
     b.ok("set", "from_b", "v2")
     real_push = sync_module.push
     with monkeypatch.context() as patch:
-        def lost_connection(ctx, remote_name=None):
+        def lost_connection(ctx, remote_name=None, **options):
             from ctx.errors import GitError
             raise GitError("cannot push to origin: simulated network failure")
         patch.setattr(sync_module, "push", lost_connection)
@@ -929,7 +1043,9 @@ def test_sync_with_an_empty_remote_pushes_the_whole_context_there(tmp_path):
     m.ok("remote", "add", "backup", str(bare))
     out = m.ok("sync").stdout
     assert out.startswith("pull: nothing to pull")
-    assert "push: backup is up to date" in out
+    assert "push: sent 1 commit to backup" in out
+    again = m.ok("sync").stdout
+    assert again == "pull: up to date (backup had nothing new)\npush: backup already had everything\n", again
     assert bare_head(bare) == m.head()
     assert m.git_out("config", "branch.main.remote").strip() == "backup"
 

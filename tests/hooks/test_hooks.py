@@ -117,7 +117,7 @@ def test_ctx_scan_script_on_files_with_and_without_secrets(tmp_path):
     assert_not_shown(err + done.stdout, "aws-access-token")
 
 
-@pytest.mark.parametrize("rule", RULE_IDS)
+@pytest.mark.parametrize("rule", RULE_IDS_FOUR_QUICK)
 @pytest.mark.parametrize("field", ["value", "derivation", "status_note"])
 def test_ctx_scan_names_the_entry_and_field_of_a_store_file(tmp_path, capsys, rule, field):
     store = tmp_path / "memory" / "agent.json"

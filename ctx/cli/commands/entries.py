@@ -9,7 +9,9 @@ TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ctx.brief import Since
     from ctx.cli.run import Run
+    from ctx.context import Context
     from ctx.results import Filters
 
 
@@ -21,21 +23,60 @@ def head(root: Path) -> str | None:
 
 # --- reads ----------------------------------------------------------------------------
 
-def start(run: Run, days: int, changes: int) -> None:
-    from ctx.brief import start_payload
+def since(context: Context, write: bool) -> Since | None:
+    """What others changed since this author's last session (``CTX_AUTHOR`` set, a repository)."""
+    if not context.author or not (context.root / ".git").is_dir():
+        return None
+    from ctx.settings import flag
+    if flag("CTX_NO_GIT"):
+        return None
+    from ctxgit.porcelain.since import since_last_session
+    return since_last_session(context.root, context.author, write=write)
+
+
+def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> int | None:
+    from ctx import settings
+    from ctx.start import budget_from
+    configured = None
+    if max_chars is None and max_tokens is None:
+        from ctx.features.config import get_value
+        configured = get_value(context.root, "start-max-chars")
+    return budget_from(max_chars, max_tokens, settings.count("CTX_CONTEXT_WINDOW_CHARS"),
+                       settings.count("CTX_CONTEXT_WINDOW_TOKENS"), configured)
+
+
+def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: int | None) -> None:
+    from ctx.cli.commands.sync import before_reading
     from ctx.errors import CtxError
+    from ctx.start import start_payload
     context = run.context(cache="read")  # writes nothing, not even the index
+    notices, sync_state = before_reading(context)  # auto-sync pulls first (when on)
     try:
-        run.out(start_payload(context, days=days, changes=changes, commit=head(context.root)).rstrip("\n"))
+        limit = budget(context, max_chars, max_tokens)
+    except CtxError as error:  # a bad setting is named, and the whole payload printed
+        run.err(f"ctx: {error}; printing the whole start payload")
+        limit = None
+    try:
+        news = since(context, write=False)
+    except Exception as error:  # the section is left out; the session still starts
+        run.err(f"ctx: what changed since your last session is left out: {error}")
+        news = None
+    try:
+        run.out(start_payload(context, days=days, changes=changes, commit=head(context.root),
+                              since=news, max_chars=limit, notices=notices, sync=sync_state), end="")
     except CtxError as error:  # start never fails a session (§5.1)
         run.out(f"ctx: the context at {context.root} could not be read: {error}")
 
 
 def brief(run: Run, days: int, changes: int, as_json: bool) -> None:
     from ctx.brief import build_brief, render_brief
+    from ctx.cli.commands.sync import before_reading
     context = run.context()
-    built = build_brief(context, days=days, changes=changes)
+    notices, sync_state = before_reading(context)  # auto-sync pulls first (when on)
+    built = build_brief(context, days=days, changes=changes, since=since(context, write=True))
     built.commit = head(context.root)
+    built.sync = sync_state
+    built.warnings += notices
     if as_json:
         run.json(built.as_json())
     else:
@@ -92,11 +133,14 @@ def list_(run: Run, store: str | None, tags: list[str], source: str | None, stat
 
 
 def reindex(run: Run, as_json: bool) -> None:
+    from ctx import progress
     from ctx.fulltext import search as words_search
     from ctx.storage.index import drop
     context = run.context()
     drop(context.root)
+    progress.step("indexing the entries")
     counts = context.counts()
+    progress.step(f"building the full-text index of {sum(counts.values()):,} entries")
     words_search(context, "x", filters(None, [], None, None, None, None, None), 1)  # builds FTS too
     if as_json:
         run.json({"reindexed": counts})

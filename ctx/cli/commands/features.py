@@ -67,7 +67,8 @@ def cleanup(run: Run, older_than: str, dry_run: bool, as_json: bool) -> None:
 
 
 def stats(run: Run, store: str | None, as_json: bool) -> None:
-    from ctx.features.stats import render, stats as compute
+    from ctx.features.stats import render
+    from ctx.features.stats import stats as compute
     context = run.context()
     commits = None
     if (context.root / ".git").is_dir():
@@ -104,13 +105,21 @@ def config(run: Run, key: str | None, value: str | None, as_json: bool) -> None:
 
 
 def wire(run: Run, target: str, do_apply: bool, project: bool, agent: str | None, only_under: str | None,
-         as_json: bool) -> None:
-    from ctx.features.wire import apply, plan
+         mcp: bool, as_json: bool) -> None:
     from ctx import settings
+    from ctx.features.wire import apply, plan
     under = Path(only_under).expanduser().absolute() if only_under else None
     if under is not None and under.exists() and not under.is_dir():
         raise InvalidArgument(f"--only-under {only_under}: not a directory")
-    wired = plan(target, settings.home(), agent=agent, project=project, only_under=under)
+    if mcp:  # the harness's MCP server entry (ctx/features/wire_mcp.py)
+        from ctx.features.wire_mcp import plan_mcp
+        if under is not None:
+            raise InvalidArgument("--only-under is for claude-code's start hook, not --mcp")
+        wired = plan_mcp(target, settings.home(), agent=agent, project=project)
+    elif target == "cursor":
+        raise InvalidArgument("cursor is wired only as an MCP server: ctx wire cursor --mcp")
+    else:
+        wired = plan(target, settings.home(), agent=agent, project=project, only_under=under)
     if do_apply:
         apply(wired)
     if as_json:

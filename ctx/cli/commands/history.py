@@ -20,38 +20,52 @@ def _excerpt(value: Any, bound: int = 80) -> str:
 
 def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None, verbose: bool,
             as_json: bool) -> None:
-    from ctx.display import local_time, status_tag, value_block
+    from ctx.display import local_time, status_tag, value_block, what_changed
+    from ctx.model import BOOKKEEPING, changed_fields
     from ctxgit.porcelain.history import history as versions_of
-    versions = versions_of(run.context().root, key, list(STORES) if all_stores else [store], limit)
+    found = versions_of(run.context().root, key, list(STORES) if all_stores else [store],
+                        limit + 1 if limit else None)  # one more: the version before the oldest shown
+    shown = found[:limit] if limit else found
+    older = {}  # each version's predecessor in its own store
+    for number, version in enumerate(shown):
+        older[number] = next((v.entry for v in found[number + 1:] if v.store == version.store), None)
+    changes = [changed_fields(older[n], v.entry, BOOKKEEPING) for n, v in enumerate(shown)]
     if as_json:
-        run.json([v.as_json() for v in versions])
+        run.json([{**v.as_json(), "changed": {name: {"old": old, "new": new} for name, (old, new) in c.items()}}
+                  for v, c in zip(shown, changes, strict=True)])
         return
-    for v in versions:
+    for v, fields in zip(shown, changes, strict=True):
         where = f"{v.store}/{v.key}  " if all_stores else ""
         when = local_time(v.info.time.isoformat())
         event = "deleted" if v.deleted else ("created" if v.created else v.info.operation or "changed")
-        head = f"{v.info.short}  {when}  {v.info.author}  {where}{event}"
-        if v.deleted:
+        head = f"{v.info.short}  {when}  {v.info.who}  {where}{event}"
+        if v.entry is None:  # deleted
             run.out(head)
-            continue
-        status = status_tag(v.entry)
-        if verbose:
-            run.out(f"{head}{status}\n{value_block(v.entry.get('value'))}\n")
+        elif verbose:
+            run.out(f"{head}{status_tag(v.entry)}\n{value_block(v.entry.get('value'))}\n")
+        elif v.created:
+            run.out(f"{head}: {_excerpt(v.entry.get('value'))}")
         else:
-            run.out(f"{head}{status}: {_excerpt(v.entry.get('value'))}")
+            run.out(f"{head}: {what_changed(fields, v.info.operation or '')}")
 
 
 def log(run: Run, key: str | None, store: str | None, author: str | None, since: str | None,
-        limit: int | None, as_json: bool) -> None:
+        limit: int | None, as_json: bool, verify: bool = False) -> None:
     from ctx.display import local_time
     from ctxgit.porcelain.history import log as commits
     rows = commits(run.context().root, key=key, store=store, author=author,
                    since=parse_ts(since) if since is not None else None, limit=limit)
+    verdicts = {}
+    if verify:  # each commit's signature, checked as git checks it
+        from ctxgit.plumbing.repo import open_repo
+        from ctxgit.plumbing.signing import verify_ids
+        verdicts = verify_ids(open_repo(run.context().root), [r.id for r in rows]) if rows else {}
     if as_json:
-        run.json([r.as_json() for r in rows])
+        run.json([{**r.as_json(), **(verdicts[r.id].as_json() if verify else {})} for r in rows])
         return
     for r in rows:
-        run.out(f"{r.short}  {local_time(r.time.isoformat())}  {r.author}  {r.subject}")
+        mark = f"[{verdicts[r.id].mark()}]  " if verify else ""
+        run.out(f"{r.short}  {mark}{local_time(r.time.isoformat())}  {r.who}  {r.subject}")
 
 
 def diff(run: Run, rev: str | None, rev2: str | None, store: str | None, since: str | None, as_json: bool) -> None:
@@ -64,9 +78,9 @@ def diff(run: Run, rev: str | None, rev2: str | None, store: str | None, since: 
     run.out(f"diff {result.source}..{result.target}: {len(result.entries)} entries changed")
     for d in result.entries:
         where = f"{d.store}/{d.key}"
-        if d.kind == "added":
+        if d.after is not None and d.before is None:
             run.out(f"+ {where}: {_excerpt(d.after.get('value'))}")
-        elif d.kind == "removed":
+        elif d.before is not None and d.after is None:
             run.out(f"- {where}: {_excerpt(d.before.get('value'))}")
         else:
             run.out(f"~ {where}")
@@ -146,6 +160,6 @@ def purge(run: Run, key: str, store: str, yes: bool, as_json: bool) -> None:
                   "new_head": result.new_head, "pruned": result.pruned, "notes": result.notes})
         return
     run.out(f"purged {store}/{key}: rewrote {result.rewritten} commits "
-            f"({result.first[:8]}..{result.old_head[:8]} is now ..{result.new_head[:8]})")
+            f"({(result.first or '')[:8]}..{result.old_head[:8]} is now ..{(result.new_head or '')[:8]})")
     for note in result.notes:
         run.err(f"ctx: warning: {note}")

@@ -32,6 +32,7 @@ def init(run: Run, focus: str | None, yes: bool, as_json: bool) -> None:
     answers = None
     if not yes and focus is None and sys.stdin.isatty() and sys.stdout.isatty():
         import click
+
         from ctx.cli.questions import run_setup
         try:
             answers = run_setup(lambda question, default: click.prompt(question, default=default))
@@ -59,6 +60,7 @@ def init(run: Run, focus: str | None, yes: bool, as_json: bool) -> None:
 def _finish_setup(run: Run, context: Context, answers: SetupAnswers) -> None:
     """Record the operator's answers, and wire each harness only after showing the change."""
     import click
+
     from ctx.cli.questions import record_answers
     from ctx.features.wire import apply, plan
     if answers.focus or answers.instructions:

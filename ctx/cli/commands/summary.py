@@ -16,7 +16,7 @@ def new(run: Run, agent: str | None, focus: str | None, from_stdin: bool, force:
     context = run.context()
     focus = focus if focus is not None else focus_line(context)
     if from_stdin:
-        body = sys.stdin.read()
+        body = run.stdin()
     elif sys.stdin.isatty() and sys.stdout.isatty():
         name = agent or context.author
         if not name:
@@ -34,10 +34,7 @@ def new(run: Run, agent: str | None, focus: str | None, from_stdin: bool, force:
     name, _ = new_summary(context, body, agent=agent, focus=focus, force=force)
     run.warn(context)
     path = context.root / "sessions" / name
-    if as_json:
-        run.json({"name": name, "path": str(path)})
-    else:
-        run.out(f"wrote sessions/{name}")
+    run.result({"name": name, "path": str(path)}, f"wrote sessions/{name}", as_json)
 
 
 def list_(run: Run, as_json: bool) -> None:

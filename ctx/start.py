@@ -1,0 +1,150 @@
+"""The start payload (§5.1): RULES.md, the brief, the newest session summary, and its budget.
+
+Without a budget the payload is §5.1's, whole: RULES.md and the summary byte
+for byte. With one (``ctx start --max-chars N``, a context window the agent
+runtime names, or ``ctx config start-max-chars``) the output is at most N
+characters, always: it is filled in a fixed order of importance with whole
+items only — RULES.md, the brief's header, focus, instructions, what changed
+since your last session, open items, decisions, recent changes, then the
+summary (its Open section before the rest) — and where anything is left out
+one line says how much, and the command that shows it. A harness cuts an
+over-long hook output on its own terms (Claude Code keeps a 2 KB preview);
+this way the agent gets the most important part whole.
+"""
+
+from __future__ import annotations
+
+from ctx.brief import DEFAULT_CHANGES, DEFAULT_DAYS, Section, brief_sections, build_brief
+from ctx.storage.root import RULES_NAME
+from ctx.summaries import newest_summary, open_section
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.brief import Since
+    from ctx.context import Context
+
+WINDOW_SHARE = 0.05       # of the agent's context window, when the runtime names it
+CHARS_PER_TOKEN = 4       # the runtime's own rule of thumb (CTX_CONTEXT_WINDOW_TOKENS)
+FULL = "ctx start --max-chars 0"
+
+
+def _verbatim(text: str) -> str:
+    """A file's text as it is, ending with one newline (none is added when it has one)."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+def rules_section(ctx: Context) -> Section:
+    head = f"=== RULES ({RULES_NAME}) ===\n"
+    try:
+        text = (ctx.root / RULES_NAME).read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+        text = f"(no {RULES_NAME} in {ctx.root}: run `ctx init` to create the context)\n"
+    return Section("rules", head, [_verbatim(text)], FULL, always=True)
+
+
+def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
+    """The newest summary: whole and verbatim; with a budget, its Open section first, then
+    the rest of it."""
+    summary = newest_summary(ctx.root)
+    if summary is None:
+        return [Section("summary", "\n=== SESSION SUMMARY ===\n",
+                        ["(no session summary yet: end this session with one in sessions/, see RULES.md)\n"],
+                        "ctx summary show", always=True)]
+    head = f"\n=== SESSION SUMMARY ({summary.relpath}) ===\n"
+    text = _verbatim(summary.read())
+    opened = open_section(text) if budgeted else None
+    if not opened or opened == text:
+        return [Section("summary", head, [text], "ctx summary show")]
+    rest = text.replace(opened, "", 1)
+    return [Section("summary", head, [_verbatim(opened), f"\n(the rest of {summary.relpath}:)\n" + rest],
+                    "ctx summary show")]
+
+
+def sections(ctx: Context, days: int, changes: int, commit: str | None, since: Since | None,
+             notices: list[str] | None = None, sync: str | None = None) -> list[Section]:
+    """The notices, RULES.md and the brief (the summary comes from ``summary_sections``).
+    ``notices``: one line each above the rules (a merge that waits, the local context shown
+    because the remote did not answer); ``sync``: the sync state for the brief's header."""
+    brief = build_brief(ctx, days=days, changes=changes, since=since)
+    brief.commit = commit
+    brief.sync = sync
+    parts = brief_sections(brief)
+    parts[0].head = "\n"  # a blank line between the rules and the brief's header
+    above = [Section("notices", "", [f"[ctx: {n}]\n" for n in notices], FULL)] if notices else []
+    return above + [rules_section(ctx)] + parts
+
+
+def render(parts: list[Section]) -> str:
+    return "".join(s.head + "".join(s.items) for s in parts if s.items or s.always)
+
+
+def elision(left_items: int, left_chars: int, budget: int, commands: list[str]) -> str:
+    """The one line that says what was left out, and where to read it."""
+    see = ", ".join(dict.fromkeys(commands))
+    return f"\n[ctx: {left_items} more items ({left_chars:,} chars) cut to fit {budget:,}; see {see}]\n"
+
+
+def fit(parts: list[Section], budget: int) -> str:
+    """At most ``budget`` characters: whole items in order until one does not fit, then
+    the elision line. If even the first item does not fit, as much of it as does."""
+    commands = [s.command for s in parts if s.items]
+    total = sum(len(s.items) for s in parts)
+    reserve = len(elision(total, sum(len(s.head) + sum(map(len, s.items)) for s in parts), budget, commands))
+    room = budget - reserve
+    out: list[str] = []
+    used = 0
+    left_items = left_chars = 0
+    missed: list[str] = []
+    stopped = False
+    for section in parts:
+        for number, item in enumerate(section.items):
+            piece = (section.head if number == 0 else "") + item
+            if not stopped and used + len(piece) <= room:
+                out.append(piece)
+                used += len(piece)
+                continue
+            if not stopped and not out:  # the first item alone is too long: as much as fits
+                cut = max(0, room - used)
+                head = piece[:cut]
+                head = head[:head.rfind("\n") + 1] if "\n" in head else head
+                out.append(head)
+                used += len(head)
+                left_chars += len(piece) - len(head)
+                left_items += 1
+                missed.append(section.command)
+                stopped = True
+                continue
+            stopped = True
+            left_items += 1
+            left_chars += len(piece)
+            missed.append(section.command)
+    text = "".join(out) + elision(left_items, left_chars, budget, missed)
+    return text[:budget] if len(text) > budget else text
+
+
+def start_payload(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_CHANGES,
+                  commit: str | None = None, since: Since | None = None, max_chars: int | None = None,
+                  notices: list[str] | None = None, sync: str | None = None) -> str:
+    """§5.1's payload, within ``max_chars`` when given (None or 0: whole). Reads only.
+    ``notices`` and ``sync``: see ``sections`` (the front door reads them from git)."""
+    parts = sections(ctx, days, changes, commit, since, notices, sync)
+    whole = render(parts + summary_sections(ctx, budgeted=False))
+    if not max_chars or len(whole) <= max_chars:
+        return whole
+    return fit(parts + summary_sections(ctx, budgeted=True), max_chars)
+
+
+def budget_from(max_chars: int | None, max_tokens: int | None, window_chars: int | None,
+                window_tokens: int | None, configured: int | None) -> int | None:
+    """Where the budget comes from, the first that is set: the option (characters, or tokens
+    at 4 characters each), 5% of the context window the runtime names, the per-machine
+    setting. None: no budget (0 given explicitly also means none)."""
+    if max_chars is not None:
+        return max_chars or None
+    if max_tokens is not None:
+        return max_tokens * CHARS_PER_TOKEN or None
+    if window_chars:
+        return int(window_chars * WINDOW_SHARE)
+    if window_tokens:
+        return int(window_tokens * CHARS_PER_TOKEN * WINDOW_SHARE)
+    return configured or None

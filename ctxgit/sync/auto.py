@@ -1,0 +1,193 @@
+"""Auto-sync: syncing without thinking, per machine and opt-in (``ctx config sync-auto true``).
+
+With it on and main's upstream set:
+
+- After each write the front door calls ``after_write``: when main is ahead of
+  the remote (as of the last fetch) and no background push runs, it starts
+  one, detached (``python -m ctxgit.sync.auto ROOT``, its own session, no
+  terminal, output to ``.git/ctx/sync.log``). It costs the write a few file
+  reads and one spawn, never waits for the network and never fails the write.
+- The background push holds ``.git/ctx/autosync.lock`` (one at a time) and
+  syncs while main is ahead, so writes made during a push go with the next
+  one (coalesced). After letting the lock go it looks once more, so a write
+  that found the lock held just before is never left behind.
+- ``ctx start`` and ``ctx brief`` pull first (``pull_first``), within
+  ``sync-timeout`` seconds (default 3), and never fail because of it: on a
+  timeout or an unreachable remote they say in one line that they show the
+  local context.
+
+It never prompts (ssh in batch mode, no terminal), never makes an empty
+commit, skips with a reason on a detached HEAD, a git operation in progress
+or a merge that waits, and never resolves a text conflict: that is left to
+``ctx sync``, which leaves it to a human.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+from pathlib import Path
+
+from ctxgit.sync import state
+from ctxgit.sync.trigger import LOCK, after_write, lock_path, running, spawn  # noqa: F401  (the trigger's)
+
+ROUNDS = 20                   # syncs one background run makes at most, writes arriving all along
+SYNC_TIMEOUT = 60.0           # the background sync's time, retries and git processes included
+
+
+# --- cheap checks: on every write, and before start and brief -------------------------------
+
+def enabled(root: Path) -> bool:
+    """``sync-auto`` is true on this machine (a cheap read: ``state.auto_sync_on``)."""
+    return state.auto_sync_on(root)
+
+
+def skip_reason(root: Path) -> str | None:
+    """Why auto-sync must leave the repository alone now, or None."""
+    from ctxgit.sync import waiting
+    git = Path(root) / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return "the context has no repository yet"
+    if head != "ref: refs/heads/main":
+        return ("HEAD is detached" if not head.startswith("ref: ") else f"HEAD is on {head[16:]}, not main") + \
+            ": auto-sync waits until main is checked out again (`git -C ROOT checkout main`)"
+    found = waiting.read(root)
+    if found is not None:
+        return f"a merge with {found.label} waits: {found.next_step()}"
+    for name, what in (("rebase-merge", "a git rebase"), ("rebase-apply", "a git rebase or am"),
+                       ("CHERRY_PICK_HEAD", "a git cherry-pick"), ("REVERT_HEAD", "a git revert")):
+        if (git / name).exists():
+            return f"{what} is in progress in the context's repository"
+    return None
+
+
+# --- the background push -----------------------------------------------------------------------
+
+def describe(pulled, pushed) -> str:
+    """One line: what a sync received and sent."""
+    got = f"received {pulled.received} commit{'s' if pulled.received != 1 else ''}" if pulled.received \
+        else "nothing to receive"
+    if pulled.kind == "merge":
+        got += f" (merged, {pulled.entries} entries changed)"
+    if pushed is None:
+        return got
+    sent = f"sent {pushed.sent} commit{'s' if pushed.sent != 1 else ''} to {pushed.remote}" if pushed.sent \
+        else f"{pushed.remote} already had everything"
+    return f"{sent}; {got}"
+
+
+def _context(root: Path):
+    from ctx import settings
+    from ctx.context import Context
+    from ctxgit.recorder import recorder_for
+    return Context(root=root, author=settings.author(), recorder_factory=recorder_for)
+
+
+def _sync_while_ahead(root: Path) -> bool:
+    """Sync while main is ahead of the remote; False when a sync failed or was skipped."""
+    from ctx.errors import CtxError
+    from ctxgit.sync.remote import sync
+    for _ in range(ROUNDS):
+        reason = skip_reason(root)
+        if reason:
+            state.log(root, f"auto-sync skipped: {reason}")
+            return False
+        remote = state.upstream(root)
+        if remote is None or state.in_step(root, remote):
+            return True
+        try:
+            pulled, pushed = sync(_context(root), remote, SYNC_TIMEOUT, auto=True)
+        except CtxError as exc:
+            state.log(root, f"auto-sync failed: {exc}")
+            state.record(root, False, f"failed: {exc}", auto=True)
+            return False
+        if pulled.kind == "conflict":
+            line = (f"{', '.join(pulled.text_conflicts)} changed on both sides on the same lines: "
+                    "auto-sync never merges that; run `ctx sync` to merge it by hand")
+            state.log(root, f"auto-sync stopped: {line}")
+            state.record(root, False, f"stopped: {line}", auto=True)
+            return False
+        line = describe(pulled, pushed)
+        state.log(root, f"auto-sync: {line}")
+        state.record(root, True, line, auto=True)
+    return True
+
+
+def run(root: Path) -> None:
+    """The background push: one at a time, coalescing the writes made meanwhile."""
+    while True:
+        fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return  # another one runs; it looks again after letting go
+            ok = _sync_while_ahead(root)
+        finally:
+            os.close(fd)
+        remote = state.upstream(root)
+        if not ok or remote is None or state.in_step(root, remote):
+            return
+
+
+def pull_first(root: Path) -> str | None:
+    """For ``ctx start`` and ``ctx brief``: pull within ``sync-timeout`` when auto-sync is
+    on; the one line to show when the local context is shown instead, or None."""
+    import time
+    began = time.monotonic()  # the time allowed counts from here, loading git's modules included
+    root = Path(root)
+    if not enabled(root) or not state.has_upstream(root):
+        return None
+    from ctx.errors import CtxError
+    remote = state.upstream(root) or "the remote"
+    reason = skip_reason(root)
+    if reason:
+        return f"auto-sync did not pull ({reason}); showing the local context"
+    seconds = 3.0
+    try:
+        from ctx.features.config import get_value
+        seconds = float(get_value(root, "sync-timeout"))
+        from ctxgit.sync import transport
+        from ctxgit.sync.remote import pull
+        transport.never_prompt(root)
+        deadline = transport.Deadline(seconds, "sync-timeout")
+        deadline.at -= time.monotonic() - began
+        pulled = pull(_context(root), remote, auto=True, deadline=deadline)
+    except CtxError as exc:
+        text = str(exc)
+        state.log(root, f"pull before reading failed: {text}")
+        if "gave no answer" in text:
+            return f"{remote} did not answer within {seconds:g} s (sync-timeout); showing the local context"
+        return f"could not pull from {remote} ({text}); showing the local context"
+    except Exception as exc:  # noqa: reading the context must not depend on the network
+        return f"could not pull from {remote} ({type(exc).__name__}: {exc}); showing the local context"
+    if pulled.kind == "conflict":
+        files = ", ".join(pulled.text_conflicts)
+        return (f"{remote}'s {files} and this machine's changed the same lines: run `ctx sync` to merge "
+                "by hand; showing the local context")
+    if pulled.received:
+        state.log(root, f"pulled before reading: {describe(pulled, None)}")
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m ctxgit.sync.auto ROOT", file=sys.stderr)
+        return 2
+    root = Path(args[0])
+    from ctxgit.sync import transport
+    transport.never_prompt(root)
+    try:
+        run(root)
+    except Exception as exc:  # noqa: a background run leaves a line, not a traceback
+        state.log(root, f"auto-sync stopped by an internal error: {type(exc).__name__}: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

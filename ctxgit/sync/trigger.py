@@ -1,0 +1,155 @@
+"""Auto-sync's trigger: what a write pays for, and nothing more.
+
+After a write the front door calls ``after_write``: a few plain file reads
+(this machine's ``sync-auto``, main's upstream in ``.git/config``, main and
+the remote-tracking ref) and, when main is ahead and no background push runs,
+one ``posix_spawn`` of it (``ctxgit/sync/auto.py``). Only ``os``, ``fcntl``
+and ``json`` are loaded: a write stays a write. ``ctxgit/sync/state.py``
+reads the same files for ``ctx status`` and the brief.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from pathlib import Path
+
+from ctxgit.plumbing.refs import head_id, ref_id
+
+BRANCH = "main"
+LOCK = "ctx/autosync.lock"
+LOG = "ctx/sync.log"
+_spawned: list[int] = []
+
+
+# --- .git/config, read as text -----------------------------------------------------
+
+def _config(root: Path) -> dict[str, dict[str, str]]:
+    """The sections of ``.git/config`` ("remote.origin", "branch.main") and their keys."""
+    try:
+        text = (Path(root) / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    sections: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and "]" in line:
+            head = line[1:line.index("]")].strip()
+            kind, _, sub = head.partition(" ")
+            name = kind.lower() + ("." + sub.strip().strip('"') if sub else "")
+            current = sections.setdefault(name, {})
+            continue
+        if current is not None and "=" in line:
+            key, _, value = line.partition("=")
+            current[key.strip().lower()] = value.strip().strip('"')
+    return sections
+
+
+def remotes(root: Path) -> list[str]:
+    return [name[len("remote."):] for name in _config(root) if name.startswith("remote.")]
+
+
+def upstream(root: Path) -> str | None:
+    """The remote a plain ``ctx sync`` uses: main's upstream, else origin, else the only one."""
+    config = _config(root)
+    names = [name[len("remote."):] for name in config if name.startswith("remote.")]
+    chosen = config.get(f"branch.{BRANCH}", {}).get("remote")
+    if chosen in names:
+        return chosen
+    if "origin" in names:
+        return "origin"
+    return names[0] if len(names) == 1 else None
+
+
+def has_upstream(root: Path) -> bool:
+    """True when main's upstream is set (the first push or clone sets it)."""
+    return bool(_config(root).get(f"branch.{BRANCH}", {}).get("remote"))
+
+
+def tracking_id(root: Path, remote: str) -> str | None:
+    return ref_id(Path(root), f"refs/remotes/{remote}/{BRANCH}")
+
+
+def in_step(root: Path, remote: str) -> bool:
+    """True when main is where the remote was at the last fetch (nothing to push)."""
+    head = head_id(Path(root))
+    return head is not None and head == tracking_id(root, remote)
+
+
+MACHINE = "ctx/machine.json"  # ctx/features/config.py's per-machine keys (its MACHINE_NAME)
+
+
+def auto_sync_on(root: Path) -> bool:
+    """``sync-auto`` is true on this machine. Read without loading the configuration module
+    (every write pays for this check): its per-machine file holds the key as JSON ``true``."""
+    try:
+        raw = (Path(root) / ".git" / MACHINE).read_bytes()
+    except OSError:
+        return False
+    if b"sync-auto" not in raw:
+        return False
+    try:
+        return json.loads(raw).get("sync-auto") is True
+    except (ValueError, AttributeError):
+        return False
+
+
+def lock_path(root: Path) -> Path:
+    return Path(root) / ".git" / LOCK
+
+
+def running(root: Path) -> bool:
+    """True when a background push holds the lock now."""
+    try:
+        fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases it when taken
+    return False
+
+
+def after_write(root: Path) -> bool:
+    """Start a background push when auto-sync is on and main is ahead; True when one was
+    started. Never raises: a write's success never depends on it."""
+    try:
+        root = Path(root)
+        if not auto_sync_on(root) or not has_upstream(root):
+            return False
+        remote = upstream(root)
+        if remote is None or in_step(root, remote) or running(root):
+            return False
+        spawn(root)
+        return True
+    except Exception:  # noqa: the write is done whatever happens here
+        return False
+
+
+def spawn(root: Path) -> int:
+    """``python -m ctxgit.sync.auto ROOT``, detached: a session of its own, no terminal,
+    stdin from /dev/null, stdout and stderr to the sync log."""
+    log = Path(root) / ".git" / LOG
+    log.parent.mkdir(mode=0o700, exist_ok=True)
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+               (os.POSIX_SPAWN_DUP2, 1, 2)]
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    for pid in list(_spawned):  # a long-lived caller (the MCP server) reaps its own children
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                _spawned.remove(pid)
+        except ChildProcessError:
+            _spawned.remove(pid)
+    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "ctxgit.sync.auto", str(root)], env,
+                          file_actions=actions, setsid=True)
+    _spawned.append(pid)
+    return pid

@@ -1,0 +1,125 @@
+"""A merge that waits for a human: a text file both sides changed on the same lines.
+
+A store file never needs one (entries merge one by one), but RULES.md or a
+summary can. Such a merge is never committed and never pushed: the file gets
+git's conflict markers in the work tree only, ``.git/MERGE_HEAD`` names the
+other side (so plain git sees a merge in progress too) and
+``.git/ctx/merge.json`` names the files that wait. Meanwhile writes go on as
+usual on this machine's side (those files stay out of their commits, so the
+markers are never committed by the way), sync and auto-sync stop with the
+next step, and ``ctx start`` and ``ctx doctor`` say so. ``ctx sync
+--continue`` merges again with the edited files taken as they are (they must
+hold no markers any more) and commits; ``ctx sync --abort`` puts them back as
+this machine last committed them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+MERGE_HEAD = "MERGE_HEAD"
+STATE = "ctx/merge.json"
+TEXT_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
+
+
+class Waiting:
+    """The merge that waits: the other side's commit, its label ("origin/main") and
+    the files a human must edit."""
+
+    __slots__ = ("theirs", "label", "paths")
+
+    def __init__(self, theirs: str, label: str, paths: list[str]) -> None:
+        self.theirs, self.label, self.paths = theirs, label, paths
+
+    def files(self) -> str:
+        return ", ".join(self.paths) or "the merged files"
+
+    def next_step(self) -> str:
+        return (f"edit {self.files()} (keep what both sides meant, remove the <<<<<<< ======= >>>>>>> "
+                "lines), then run `ctx sync --continue`; or `ctx sync --abort` to drop the merge")
+
+
+def read(root: Path) -> Waiting | None:
+    """The merge that waits in ``root``, or None (plain file reads: cheap)."""
+    git = Path(root) / ".git"
+    try:
+        theirs = (git / MERGE_HEAD).read_text(encoding="utf-8").split()[0]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    try:
+        data = json.loads((git / STATE).read_text(encoding="utf-8"))
+        label = str(data.get("label") or "the remote")
+        paths = [str(p) for p in data.get("paths", [])]
+    except (OSError, ValueError, AttributeError):
+        label, paths = "another branch (a merge git started)", []
+    return Waiting(theirs, label, paths)
+
+
+def held_paths(root: Path) -> set[str]:
+    """Files a waiting merge holds: no commit takes them until it ends."""
+    waiting = read(root)
+    return set(waiting.paths) if waiting is not None else set()
+
+
+def begin(root: Path, theirs: str, label: str, files: dict[str, bytes]) -> Waiting:
+    """Leave ``files`` (merged, with markers) in the work tree and record the merge
+    (call holding the context lock)."""
+    from ctx.storage.files import atomic_write
+    root = Path(root)
+    for path, data in files.items():
+        full = root / path
+        full.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(full, data)
+    git = root / ".git"
+    (git / "ctx").mkdir(mode=0o700, exist_ok=True)
+    atomic_write(git / STATE, (json.dumps({"theirs": theirs, "label": label, "paths": sorted(files)},
+                                          indent=2) + "\n").encode("utf-8"))
+    atomic_write(git / MERGE_HEAD, f"{theirs}\n".encode("ascii"))
+    return Waiting(theirs, label, sorted(files))
+
+
+def clear(root: Path) -> None:
+    git = Path(root) / ".git"
+    for name in (MERGE_HEAD, "MERGE_MSG", "MERGE_MODE", STATE):
+        try:
+            os.unlink(git / name)
+        except FileNotFoundError:
+            pass
+
+
+def marker_lines(data: bytes) -> list[int]:
+    """The line numbers (from 1) of git's conflict markers in a text, when it has a
+    whole conflict (an opening and a closing marker); [] otherwise. A lone ``=======``
+    is a Markdown heading's underline, not a marker."""
+    lines = data.split(b"\n")
+    opening = [n for n, line in enumerate(lines, 1) if line.startswith(b"<<<<<<<")]
+    closing = [n for n, line in enumerate(lines, 1) if line.startswith(b">>>>>>>")]
+    if not opening or not closing or max(closing) < min(opening):
+        return []
+    return sorted(opening + closing)
+
+
+def text_files(root: Path) -> list[str]:
+    """The context's text files (RULES.md, .gitignore, .gitattributes, config.json,
+    summaries), relative to the root."""
+    root = Path(root)
+    found = [name for name in TEXT_FILES if (root / name).is_file()]
+    sessions = root / "sessions"
+    if sessions.is_dir():
+        found += sorted(f"sessions/{p.name}" for p in sessions.iterdir() if p.is_file() and p.suffix == ".md")
+    return found
+
+
+def files_with_markers(root: Path) -> dict[str, list[int]]:
+    """Every text file of the context that holds conflict markers, with their lines."""
+    out: dict[str, list[int]] = {}
+    for rel in text_files(root):
+        try:
+            lines = marker_lines((Path(root) / rel).read_bytes())
+        except OSError:
+            continue
+        if lines:
+            out[rel] = lines
+    return out

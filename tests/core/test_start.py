@@ -1,0 +1,139 @@
+"""The start payload (§5.1) and its budget (ctx/start.py): never longer than the budget,
+whole items in order of importance, one line naming what was left out; RULES.md and
+the summary byte for byte; where the budget comes from."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctx.brief import Since, SinceChange
+from ctx.context import Context
+from ctx.start import budget_from, start_payload
+from support.stores import make_entry, write_store_file
+
+ELISION = re.compile(r"\n\[ctx: \d+ more items \([\d,]+ chars\) cut to fit [\d,]+; see ctx [^\n]+\]\n$")
+
+
+def _context(root, rules: str, entries: dict, summary: str | None) -> Context:
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    (root / "sessions").mkdir(exist_ok=True)
+    (root / "RULES.md").write_text(rules, encoding="utf-8")
+    for store, found in entries.items():
+        write_store_file(root, store, found)
+    if summary is not None:
+        (root / "sessions" / "2026-11-29_session.md").write_text(summary, encoding="utf-8")
+    return Context(root)
+
+
+words = st.text(alphabet=st.sampled_from("abcdefghij klmnop  qrstuvwxyz.,"), min_size=1, max_size=300)
+keys = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True)
+
+
+@st.composite
+def contexts(draw):
+    first = "# " + draw(st.text(alphabet=st.sampled_from("Rules for agents"), min_size=1, max_size=40)).strip()
+    rules = first + "\n" + "".join(f"- {draw(words)}\n" for _ in range(draw(st.integers(0, 12))))
+    shared = {}
+    for key in draw(st.lists(keys, max_size=40, unique=True)):
+        tags = draw(st.sampled_from([[], ["decision"], ["preference"]]))
+        source = draw(st.sampled_from(["agent", "operator"]))
+        shared[key] = make_entry(draw(words), source=source, tags=tags, when="2026-11-29T10:00:00Z")
+    summary = None
+    if draw(st.booleans()):
+        opened = "".join(f"- {draw(words)}\n" for _ in range(draw(st.integers(0, 20))))
+        summary = f"# Session\n\n**Agent:** A\n\n## Done\n- {draw(words)}\n\n## Open\n{opened}\n## Notes\n{draw(words)}\n"
+    return rules, {"shared": shared}, summary
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=contexts(), budget=st.integers(200, 20000))
+def test_any_context_any_budget_fits_and_keeps_the_rules_first_line(root, case, budget):
+    rules, entries, summary = case
+    shutil.rmtree(root, ignore_errors=True)
+    context = _context(root, rules, entries, summary)
+    whole = start_payload(context)
+    out = start_payload(context, max_chars=budget)
+    assert len(out) <= budget
+    assert rules.splitlines()[0] in out
+    if len(whole) <= budget:
+        assert out == whole  # nothing to cut: the full §5.1 payload
+    else:
+        assert ELISION.search(out), out[-300:]
+        kept = out[:ELISION.search(out).start()]
+        # whole items, in order: what is printed is a prefix of the full payload
+        # (the summary's Open section, printed first, aside)
+        assert whole.startswith(kept.split("\n=== SESSION SUMMARY")[0])
+
+
+def test_rules_longer_than_the_budget_print_as_much_as_fits_and_say_so(root):
+    rules = "# Rules\n" + "".join(f"- rule number {n} says something long enough\n" for n in range(200))
+    context = _context(root, rules, {}, None)
+    out = start_payload(context, max_chars=1000)
+    assert len(out) <= 1000 and out.startswith("=== RULES (RULES.md) ===\n# Rules\n- rule number 0")
+    assert "ctx start --max-chars 0" in out.splitlines()[-1]
+
+
+def test_the_order_of_importance(root):
+    """A budget that fits the rules, the header and the focus but not the decisions:
+    focus in, decisions and changes out, the elision line names `ctx brief`."""
+    entries = {"shared": {"current_focus": make_entry("Ship the upload fix", when="2026-11-29T10:00:00Z"),
+                          **{f"decision_{n}": make_entry("x" * 90, tags=["decision"], when="2026-11-29T10:00:00Z")
+                             for n in range(8)}}}
+    context = _context(root, "# Rules\n- one\n", entries, None)
+    whole = start_payload(context)
+    out = start_payload(context, max_chars=whole.index("DECISIONS") + 320)  # the elision line takes ~140
+    assert "Ship the upload fix" in out and "DECISIONS" in out and "RECENT CHANGES" not in out
+    assert "ctx brief" in out.splitlines()[-1]
+
+
+def test_the_summary_open_section_comes_before_the_rest_of_it(root):
+    summary = ("# Session\n\n**Agent:** A\n\n## Done\n" + "".join(f"- done {n} " + "y" * 80 + "\n" for n in range(30))
+               + "\n## Open\n- the open item\n")
+    context = _context(root, "# Rules\n", {}, summary)
+    whole = start_payload(context)
+    out = start_payload(context, max_chars=len(whole) - 500)
+    assert "## Open\n- the open item\n" in out and "done 29" not in out
+    assert out.index("## Open") < out.index("done 0") if "done 0" in out else True
+    assert "ctx summary show" in out.splitlines()[-1]
+
+
+def test_rules_and_summary_are_printed_byte_for_byte(root):
+    rules = "# Rules  \nA Markdown line break follows:  \nthen this.\t\n\n\n"
+    summary = "# Session\n\n**Agent:** A  \n\n## Open\n- item  \n\n\n"
+    context = _context(root, rules, {}, summary)
+    out = start_payload(context)
+    assert "=== RULES (RULES.md) ===\n" + rules in out
+    assert out.endswith("=== SESSION SUMMARY (sessions/2026-11-29_session.md) ===\n" + summary)
+
+
+def test_the_since_section_comes_after_the_instructions_and_before_open(root):
+    summary = "# Session\n\n## Open\n- open thing\n"
+    entries = {"operator": {"pref": make_entry("Ask first", source="operator", tags=["preference"])}}
+    context = _context(root, "# Rules\n", entries, summary)
+    since = Since("Agent A", "2026-11-28T10:00:00Z",
+                  [SinceChange("shared", "k1", "Agent B", "2026-11-29T09:00:00Z", "amended"),
+                   SinceChange("agent", "k2", "Agent C", "2026-11-29T08:00:00Z", "deleted")], more=3)
+    out = start_payload(context, since=since)
+    assert out.index("STANDING INSTRUCTIONS") < out.index("SINCE YOUR LAST SESSION") < out.index("OPEN (from")
+    assert "k1: amended by Agent B" in out and "k2 [agent]: deleted by Agent C" in out
+    assert "... and 3 more" in out
+    first = start_payload(context, since=Since("Agent A", None, []))
+    assert "your first session here, Agent A" in first
+
+
+@pytest.mark.parametrize("args,expected", [
+    ((9000, None, 100000, None, 500), 9000),       # the option first
+    ((0, None, 100000, None, 500), None),          # --max-chars 0: no budget
+    ((None, 1000, 100000, None, 500), 4000),       # tokens, 4 characters each
+    ((None, None, 100000, 50000, 500), 5000),      # 5% of the window in characters
+    ((None, None, None, 50000, 500), 10000),       # 5% of 4 x the window in tokens
+    ((None, None, None, None, 500), 500),          # this machine's setting
+    ((None, None, None, None, 0), None),           # none at all: the whole payload
+])
+def test_where_the_budget_comes_from(args, expected):
+    assert budget_from(*args) == expected

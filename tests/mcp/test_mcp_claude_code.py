@@ -1,0 +1,181 @@
+"""The real Claude Code against `ctx mcp`, offline: `ctx wire claude-code --mcp
+--apply` writes the user-scope entry, `claude mcp list` reads it and connects,
+and a `claude -p` session's requests (to a model stand-in on 127.0.0.1, through
+ANTHROPIC_BASE_URL) offer `mcp__ctx__get`, whose call returns the entry.
+
+Claude Code comes from npm (`@anthropic-ai/claude-code`) into a temporary
+folder, or from CTX_TEST_CLAUDE (a `claude` executable); skipped when neither
+can be had."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from support.gitutil import run_ctx
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def claude(tmp_path_factory) -> str:
+    given = os.environ.get("CTX_TEST_CLAUDE")
+    if given:
+        return given
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed")
+    where = tmp_path_factory.mktemp("claude-code")
+    try:
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
+                               "@anthropic-ai/claude-code"], cwd=where, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        pytest.skip("npm install @anthropic-ai/claude-code timed out")
+    program = where / "node_modules" / ".bin" / "claude"
+    if done.returncode != 0 or not program.exists():
+        pytest.skip(f"@anthropic-ai/claude-code could not be installed: {done.stderr.strip()[-300:]}")
+    try:
+        version = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "HOME": str(where)})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"claude does not run here: {exc}")
+    if version.returncode != 0:
+        pytest.skip(f"claude does not run here: {version.stderr.strip()[-300:]}")
+    return str(program)
+
+
+def _events(blocks: list[dict], stop: str) -> bytes:
+    """A Messages API stream (server-sent events) of ``blocks``."""
+    events = [("message_start", {"type": "message_start", "message": {
+        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})]
+    for i, block in enumerate(blocks):
+        if block["type"] == "tool_use":
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        events += [("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
+                   ("content_block_stop", {"type": "content_block_stop", "index": i})]
+    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                  "usage": {"output_tokens": 1}}),
+               ("message_stop", {"type": "message_stop"})]
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+
+
+class Model:
+    """A stand-in for the model on 127.0.0.1: records every request; waits for the MCP
+    servers (Claude Code's WaitForMcpServers) if ctx's tools are not offered yet, then
+    calls mcp__ctx__get once, then answers "done"."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.waited = self.called = False
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                try:
+                    data = json.loads(body)
+                except ValueError:
+                    data = {}
+                model.requests.append(data)
+                if not data.get("stream"):
+                    self._send("application/json", json.dumps({
+                        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode())
+                    return
+                self._send("text/event-stream", model.answer(data))
+
+            def do_GET(self) -> None:
+                self.send_response(404)
+                self.end_headers()
+
+            def _send(self, kind: str, out: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def answer(self, data: dict) -> bytes:
+        names = [t.get("name") for t in data.get("tools", [])]
+        if "mcp__ctx__get" not in names and "WaitForMcpServers" in names and not self.waited:
+            self.waited = True
+            return _events([{"type": "tool_use", "id": "toolu_wait", "name": "WaitForMcpServers",
+                             "input": {"servers": ["ctx"]}}], "tool_use")
+        if "mcp__ctx__get" in names and not self.called:
+            self.called = True
+            return _events([{"type": "tool_use", "id": "toolu_get", "name": "mcp__ctx__get",
+                             "input": {"key": "decision_pool"}}], "tool_use")
+        return _events([{"type": "text", "text": "done"}], "end_turn")
+
+    def __enter__(self) -> Model:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _tool_results(requests: list[dict]) -> list[str]:
+    out = []
+    for data in requests:
+        for message in data.get("messages", []):
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == "toolu_get":
+                    inner = block.get("content")
+                    out.append(json.dumps(inner) if not isinstance(inner, str) else inner)
+    return out
+
+
+def test_claude_code_lists_ctx_and_its_model_is_offered_ctx_get(root, tmp_path, claude):
+    home = Path(os.environ["HOME"])
+    done = run_ctx("set", "decision_pool", "Use a pool of 20", "--tag", "decision", env={"CTX_AUTHOR": "Agent One"})
+    assert done.returncode == 0, done.stderr
+    wired = run_ctx("wire", "claude-code", "--mcp", "--apply", env={"CTX_AUTHOR": "Claude"})
+    assert wired.returncode == 0, wired.stderr
+    assert json.loads((home / ".claude.json").read_text())["mcpServers"]["ctx"]["args"] == ["mcp"]
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_AUTOUPDATER": "1", "ANTHROPIC_API_KEY": "sk-ant-offline-test", "CTX_AUTHOR": ""}
+
+    listed = subprocess.run([claude, "mcp", "list"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert listed.returncode == 0, listed.stderr
+    line = next((x for x in listed.stdout.splitlines() if x.startswith("ctx:")), "")
+    assert "mcp" in line and "Connected" in line, listed.stdout
+
+    commits = run_ctx("log", "--json").stdout
+    with Model() as model:
+        session = subprocess.run([claude, "-p", "What is the pool size decision? Use ctx.",
+                                  "--allowedTools", "mcp__ctx__get", "--output-format", "json"],
+                                 cwd=work, env={**env, "ANTHROPIC_BASE_URL": model.url},
+                                 capture_output=True, text=True, timeout=600)
+    assert session.returncode == 0, (session.stdout[-2000:], session.stderr[-2000:])
+    offered = [data for data in model.requests if any(t.get("name") == "mcp__ctx__get"
+                                                      for t in data.get("tools", []))]
+    assert offered, [[t.get("name") for t in d.get("tools", [])] for d in model.requests]
+    tool = next(t for t in offered[0]["tools"] if t["name"] == "mcp__ctx__get")
+    assert tool["input_schema"]["required"] == ["key"] and "store" in tool["input_schema"]["properties"]
+    results = _tool_results(model.requests)
+    assert results and "Use a pool of 20" in results[0], results
+    assert run_ctx("log", "--json").stdout == commits  # a read: nothing written
