@@ -199,7 +199,7 @@ def _wait(condition, timeout: float) -> float | None:
 
 
 def bench_auto(runs: int = 15) -> dict:
-    from ctxgit.sync.auto import running
+    from ctxgit.sync.trigger import running
     root = WORK / "auto"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
@@ -227,7 +227,7 @@ def bench_auto(runs: int = 15) -> dict:
         arrived = _wait(lambda: bare_head() == head, 10)
         reach.append((time.perf_counter() - began) if arrived is not None else float("inf"))
         _wait(lambda: not running(m), 10)
-    from ctxgit.sync.auto import after_write
+    from ctxgit.sync.trigger import after_write
     hook = []  # what the write path adds, in process: the checks and the spawn of the push
     for i in range(runs):
         ctx(m, "config", "sync-auto", "false")

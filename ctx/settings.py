@@ -33,7 +33,7 @@ import os
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -87,40 +87,34 @@ def path(name: str, env: Mapping[str, str] | None = None) -> Path:
     return Path(os.path.expanduser(raw or default)).absolute()
 
 
-def seconds(name: str, env: Mapping[str, str] | None = None) -> float:
-    raw, default = _raw(name, SECONDS, env)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):  # also refuses nan
-        raise InvalidArgument(f"{name}={raw!r} is not a number of seconds (the default is {default:g})")
-    return value
-
-
-def _whole(name: str, kind: str, unit: str, env: Mapping[str, str] | None) -> Any:
+def _number(name: str, kind: str, convert: Callable[[str], Any], unit: str,
+            env: Mapping[str, str] | None) -> Any:
+    """A number, 0 or more and finite, or the default when unset; else one line naming it."""
     raw, default = _raw(name, kind, env)
     if not raw:
         return default
     try:
-        value = int(raw)
+        value = convert(raw)
     except ValueError:
         value = -1
-    if value < 0:
-        unset = "unset" if default is None else str(default)
-        raise InvalidArgument(f"{name}={raw!r} is not a whole number of {unit} (the default is {unset})")
+    if not 0 <= value < float("inf"):  # also refuses nan
+        shown = "unset" if default is None else f"{default:g}" if isinstance(default, float) else str(default)
+        raise InvalidArgument(f"{name}={raw!r} is not a {unit} (the default is {shown})")
     return value
 
 
+def seconds(name: str, env: Mapping[str, str] | None = None) -> float:
+    return _number(name, SECONDS, float, "number of seconds", env)
+
+
 def byte_count(name: str, env: Mapping[str, str] | None = None) -> int:
-    return _whole(name, BYTES, "bytes", env)
+    return _number(name, BYTES, int, "whole number of bytes", env)
 
 
 def count(name: str, env: Mapping[str, str] | None = None) -> int | None:
     """A whole number, 0 or more; None when unset."""
-    return _whole(name, COUNT, "tokens" if name.endswith("_TOKENS") else "characters", env)
+    unit = "tokens" if name.endswith("_TOKENS") else "characters"
+    return _number(name, COUNT, int, f"whole number of {unit}", env)
 
 
 def choice(name: str, env: Mapping[str, str] | None = None) -> str:

@@ -147,18 +147,23 @@ def _indent_of(text: str) -> int:
     return len(match.group(1)) if match else 2
 
 
+def json_object(text: str) -> dict[str, Any]:
+    """A harness's JSON settings file as an object ({} when empty); anything else is refused."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidArgument(f"not valid JSON ({exc}); ctx will not change it") from None
+    if not isinstance(data, dict):
+        raise InvalidArgument("the settings file is not a JSON object; ctx will not change it")
+    return data
+
+
 def with_hook(text: str, command: str, timeout: int) -> tuple[str, list[str]]:
     """Claude Code settings with ctx's one SessionStart hook; other content kept."""
     notes: list[str] = []
-    if text.strip():
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise InvalidArgument(f"not valid JSON ({exc}); ctx will not change it") from None
-    else:
-        data = {}
-    if not isinstance(data, dict):
-        raise InvalidArgument("the settings file is not a JSON object; ctx will not change it")
+    data = json_object(text)
     original = copy.deepcopy(data)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):

@@ -69,16 +69,8 @@ def server_entry(target: str, root: Path, agent: str) -> dict[str, Any]:
 
 def with_json_server(text: str, entry: dict[str, Any]) -> str:
     """A JSON settings file with ctx's server entry; everything else kept."""
-    from ctx.features.wire import _indent_of
-    if text.strip():
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise InvalidArgument(f"not valid JSON ({exc}); ctx will not change it") from None
-    else:
-        data = {}
-    if not isinstance(data, dict):
-        raise InvalidArgument("the file is not a JSON object; ctx will not change it")
+    from ctx.features.wire import _indent_of, json_object
+    data = json_object(text)
     original = copy.deepcopy(data)
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):

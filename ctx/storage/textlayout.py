@@ -76,41 +76,31 @@ def _encode(obj: Any, newline: str, out: list[str]) -> None:
     if text is not None:
         out.append(text)
         return
-    inner = newline + "  "
+    members: Iterable[tuple[Any, Any]]
     if isinstance(obj, dict):
-        if not obj:
-            out.append("{}")
-            return
-        out.append("{")
-        first = True
-        for key, value in obj.items():
-            out.append(inner if first else "," + inner)
-            first = False
-            out.append(_key(key))
-            out.append(": ")
-            text = _scalar(value)
-            if text is not None:
-                out.append(text)
-            else:
-                _encode(value, inner, out)
-        out.append(newline + "}")
+        opening, closing, members = "{", "}", obj.items()
     elif isinstance(obj, (list, tuple)):
-        if not obj:
-            out.append("[]")
-            return
-        out.append("[")
-        first = True
-        for value in obj:
-            out.append(inner if first else "," + inner)
-            first = False
-            text = _scalar(value)
-            if text is not None:
-                out.append(text)
-            else:
-                _encode(value, inner, out)
-        out.append(newline + "]")
+        opening, closing, members = "[", "]", ((None, value) for value in obj)
     else:
         raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+    if not obj:
+        out.append(opening + closing)
+        return
+    inner = newline + "  "
+    out.append(opening)
+    first = True
+    for key, value in members:  # an array's members come with no key
+        out.append(inner if first else "," + inner)
+        first = False
+        if opening == "{":
+            out.append(_key(key))
+            out.append(": ")
+        text = _scalar(value)
+        if text is not None:
+            out.append(text)
+        else:
+            _encode(value, inner, out)
+    out.append(newline + closing)
 
 
 def _key(key: Any) -> str:

@@ -2,7 +2,7 @@
 
 With it on and main's upstream set:
 
-- After each write the front door calls ``after_write``: when main is ahead of
+- After each write the front door calls ``trigger.after_write``: when main is ahead of
   the remote (as of the last fetch) and no background push runs, it starts
   one, detached (``python -m ctxgit.sync.auto ROOT``, its own session, no
   terminal, output to ``.git/ctx/sync.log``). It costs the write a few file

@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 
 from ctxgit.sync import waiting
-from ctxgit.sync.trigger import (LOG, auto_sync_on, has_upstream, in_step, remotes, tracking_id,  # noqa: F401
-                                 upstream)
+from ctxgit.sync.trigger import LOG, auto_sync_on, has_upstream, in_step, remotes, tracking_id, upstream  # noqa: F401
 
 RECORD = "ctx/sync.json"
 LOG_BYTES = 256 * 1024  # the log keeps its newer half past this

@@ -48,24 +48,10 @@ def flatten(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str,
     already read, by id (a merge reads each side's big store files once)."""
     blobs = {} if blobs is None else blobs
     out: dict[str, bytes] = {}
-    if tree is None:
-        return out
-    stack = [("", tree)]
-    while stack:
-        prefix, current = stack.pop()
-        for item in current:
-            path = prefix + (item.name or "")
-            if item.filemode == FileMode.TREE:
-                stack.append((path + "/", repo[item.id].peel(pygit2.Tree)))
-                continue
-            if item.filemode not in REGULAR:
-                raise Conflict(f"{path} from {side} is not a regular file (mode {item.filemode:o}); "
-                               "ctx refuses links and special files from a remote")
-            if forbidden(path):
-                continue
-            if item.id not in blobs:
-                blobs[item.id] = repo[item.id].peel(pygit2.Blob).data
-            out[path] = blobs[item.id]
+    for path, oid in tree_ids(repo, tree, side).items():
+        if oid not in blobs:
+            blobs[oid] = repo[oid].peel(pygit2.Blob).data
+        out[path] = blobs[oid]
     return out
 
 
