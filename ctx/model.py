@@ -27,6 +27,8 @@ STATUSES: tuple[str, ...] = ("amended", "superseded", "resolved")
 STATUS_FIELDS: tuple[str, ...] = ("status", "status_timestamp", "status_note", "superseded_by")
 DEFAULT_STORE = "shared"
 FOCUS_KEY = "current_focus"
+BRIEF_DAYS = 7      # §5.2: decisions changed within N x 24 hours (the brief's and start's default)
+BRIEF_CHANGES = 10  # §5.2: recent changes shown
 MAX_SAFE_INTEGER = 2**53 - 1
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")

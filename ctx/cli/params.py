@@ -6,8 +6,8 @@ Plain classes and constants only: the fast door imports this on every run.
 
 from __future__ import annotations
 
-from ctx.brief import DEFAULT_CHANGES as CHANGES  # the core owns these defaults
-from ctx.brief import DEFAULT_DAYS as DAYS
+from ctx.model import BRIEF_CHANGES as CHANGES  # the core owns these defaults (the fast door
+from ctx.model import BRIEF_DAYS as DAYS  # imports model anyway; the brief only when it runs)
 from ctx.model import SCOPES, SOURCES, STATUSES, STORES
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
