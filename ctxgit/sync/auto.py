@@ -179,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m ctxgit.sync.auto ROOT", file=sys.stderr)
         return 2
     root = Path(args[0])
+    try:
+        os.nice(10)  # background work: the agents' own commands come first
+    except OSError:
+        pass
     from ctxgit.sync import transport
     transport.never_prompt(root)
     try:

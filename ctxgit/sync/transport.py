@@ -64,9 +64,9 @@ class Deadline:
     def passed(self) -> bool:
         return self.left() <= 0
 
-    def limit(self) -> tuple[float, str]:
-        """For ``_run``: the seconds left (a little at least) and what set them."""
-        return max(0.2, self.left()), self.why
+    def limit(self) -> tuple[float, str, float]:
+        """For ``_run``: the seconds left (a little at least), what set the bound, and it."""
+        return max(0.2, self.left()), self.why, self.seconds
 
 
 # a remote's failure to update its branch that no retry mends
@@ -121,13 +121,17 @@ def _env() -> dict[str, str]:
 
 
 def _run(root: Path, args: list[str], keep_fd: int | None,
-         limit: tuple[float, str] | None = None) -> subprocess.CompletedProcess:
-    """Run git; ``limit``: at most these seconds, and what set them (default: CTX_REMOTE_TIMEOUT)."""
+         limit: tuple[float, str, float] | None = None) -> subprocess.CompletedProcess:
+    """Run git; ``limit``: at most these seconds, what bounds them and that bound's seconds
+    (default: CTX_REMOTE_TIMEOUT)."""
     env = _env()
     command = ["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0",
                "-c", "maintenance.auto=false", *args]
     # a hung fetch or push (a dead link, an unseen prompt) ends
-    limit, why = limit or (settings.seconds("CTX_REMOTE_TIMEOUT"), "CTX_REMOTE_TIMEOUT")
+    if limit is None:
+        seconds = settings.seconds("CTX_REMOTE_TIMEOUT")
+        limit = (seconds, "CTX_REMOTE_TIMEOUT", seconds)
+    limit, why, shown = limit
     try:  # its own process group: a stop takes git's ssh and helpers with it
         proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
@@ -143,7 +147,8 @@ def _run(root: Path, args: list[str], keep_fd: int | None,
             pass
         proc.communicate()
         if isinstance(exc, subprocess.TimeoutExpired):
-            raise GitError(f"git {args[0]} gave no answer in {limit:g} s and was stopped "
+            verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
+            raise GitError(f"git {verb} gave no answer in {shown:g} s and was stopped "
                            f"({why}); nothing here changed, run it again") from None
         raise
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
@@ -156,7 +161,7 @@ def _last_words(stderr: str) -> str:
 
 
 def git_fetch(root: Path, name: str, url: str, keep_fd: int | None = None,
-              limit: tuple[float, str] | None = None) -> None:
+              limit: tuple[float, str, float] | None = None) -> None:
     """``git fetch NAME`` (its configured refspec: the remote-tracking branches);
     ``keep_fd``: a descriptor the child inherits (the remote flock, ``locks.py``)."""
     done = _run(root, ["fetch", "--quiet", "--no-tags", name], keep_fd, limit)
@@ -173,7 +178,7 @@ def is_local(url: str) -> bool:
 
 
 def git_push(root: Path, name: str, url: str, refspec: str, keep_fd: int | None = None,
-             limit: tuple[float, str] | None = None) -> None:
+             limit: tuple[float, str, float] | None = None) -> None:
     """``git push NAME REFSPEC``; ``Raced`` when another push got there first.
 
     To a remote on a local path, objects the push makes a pack of anew (a merge's

@@ -21,6 +21,7 @@ from ctxgit.plumbing.refs import head_id, ref_id
 BRANCH = "main"
 LOCK = "ctx/autosync.lock"
 LOG = "ctx/sync.log"
+START_DELAY = 0.1  # seconds between a write and the start of the push it triggers
 _spawned: list[int] = []
 
 
@@ -149,7 +150,11 @@ def spawn(root: Path) -> int:
                 _spawned.remove(pid)
         except ChildProcessError:
             _spawned.remove(pid)
-    pid = os.posix_spawn(sys.executable, [sys.executable, "-m", "ctxgit.sync.auto", str(root)], env,
-                          file_actions=actions, setsid=True)
+    # the push starts a moment later, once the write that started it has ended: on a busy
+    # machine it never takes a core from that write (nor from the agent waiting for it)
+    shell = "/bin/sh"
+    command = ([shell, "-c", f'sleep {START_DELAY}; exec "$0" -m ctxgit.sync.auto "$1"', sys.executable, str(root)]
+               if os.path.exists(shell) else [sys.executable, "-m", "ctxgit.sync.auto", str(root)])
+    pid = os.posix_spawn(command[0], command, env, file_actions=actions, setsid=True)
     _spawned.append(pid)
     return pid
