@@ -136,8 +136,10 @@ def check_words(command: Command, values: dict[str, Any]) -> None:
 
 # commands that can take a while: a progress line on a terminal (``ctx/progress.py``)
 SLOW = ("sync", "clone", "pull", "push", "purge", "scan", "reindex")
-# commands after which auto-sync starts no push: they sync themselves, or rewrite history
-NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-driver", "status")
+# commands after which auto-sync starts no push: they sync themselves, rewrite history (a purge is
+# published by hand), commit nothing, or run other commands that do (the MCP server)
+NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-driver", "status", "purge",
+                "mcp", "wire", "view")
 
 
 def after_write(run: Run) -> None:
@@ -172,7 +174,7 @@ def invoke(command: Command, values: dict[str, Any], run: Run | None = None) -> 
             require_git(f"ctx {command.name}")
         status = _call(command, run, values)
         sys.stdout.flush()
-        if not status and not command.reads and not command.destructive and command.name not in NO_AUTO_SYNC:
+        if not status and not command.reads and command.name not in NO_AUTO_SYNC:
             after_write(run)
         return int(status or 0)
     except CtxError as error:

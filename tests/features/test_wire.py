@@ -28,19 +28,6 @@ def ok(result):
     return result
 
 
-@pytest.fixture
-def home(tmp_path):
-    return tmp_path / "home"  # HOME, set by conftest
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    where = tmp_path / "project"
-    where.mkdir()
-    monkeypatch.chdir(where)
-    return where
-
-
 def ours(data) -> list[dict]:
     return [h for g in data["hooks"]["SessionStart"] for h in g["hooks"] if HOOK_MARK in h["command"]]
 

@@ -34,19 +34,6 @@ def ok(result):
     return result
 
 
-@pytest.fixture
-def home(tmp_path):
-    return tmp_path / "home"  # HOME, set by conftest
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    where = tmp_path / "project"
-    where.mkdir()
-    monkeypatch.chdir(where)
-    return where
-
-
 def entry(root, author, stdio=False):
     made = {"command": ctx_program(), "args": ["mcp"], "env": {"CTX_HOME": str(root), "CTX_AUTHOR": author}}
     return {"type": "stdio", **made} if stdio else made

@@ -130,9 +130,14 @@ def test_after_a_write_a_push_starts_only_when_on_and_ahead(tmp_path, monkeypatc
     assert len(started) == 1  # reads never push
     a.ok("sync")
     assert len(started) == 1  # sync pushes itself
+    a.ok("delete", "k")
+    assert len(started) == 2  # a delete is a write like any other
+    a.ok("set", "k", "again")
+    a.ok("purge", "k", "--yes")
+    assert len(started) == 3  # the set pushes; a purge rewrites history and is published by hand
     monkeypatch.setenv("CTX_NO_GIT", "1")
     a.ok("set", "k", "no git")
-    assert len(started) == 1
+    assert len(started) == 3
 
 
 def test_a_running_background_push_is_not_doubled(tmp_path, monkeypatch):

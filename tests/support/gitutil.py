@@ -138,14 +138,19 @@ def fsck(repo: Path) -> None:
 def run_ctx(*args: str, env: Mapping[str, str | None] | None = None, input: str | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess:
     """Run the installed ``ctx`` executable in a real subprocess."""
+    return subprocess.run([str(CTX_EXE), *args], env=merged_env(env), input=input, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def merged_env(env: Mapping[str, str | None] | None) -> dict[str, str]:
+    """The test's environment with ``env`` laid over it (a value of None removes the variable)."""
     full = dict(os.environ)
     for key, value in (env or {}).items():
         if value is None:
             full.pop(key, None)
         else:
             full[key] = value
-    return subprocess.run([str(CTX_EXE), *args], env=full, input=input, capture_output=True,
-                          text=True, timeout=timeout)
+    return full
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 5.0, pause: float = 0.05) -> bool:

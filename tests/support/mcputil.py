@@ -3,7 +3,6 @@ real ``python -m ctx mcp`` subprocess with the test's environment."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -11,16 +10,12 @@ from typing import Any
 
 import anyio
 
+from support.gitutil import merged_env
+
 
 def params(*args: str, env: Mapping[str, str | None] | None = None):
     from mcp import StdioServerParameters
-    full = dict(os.environ)
-    for key, value in (env or {}).items():
-        if value is None:
-            full.pop(key, None)
-        else:
-            full[key] = value
-    return StdioServerParameters(command=sys.executable, args=["-m", "ctx", "mcp", *args], env=full)
+    return StdioServerParameters(command=sys.executable, args=["-m", "ctx", "mcp", *args], env=merged_env(env))
 
 
 @asynccontextmanager
