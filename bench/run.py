@@ -50,11 +50,11 @@ FIND_KEY = "e = entries.get({key!r}); hits += [e] if e else []"
 # the least a `ctx get` through the read index can do: start, open the index, look the key up,
 # check the store file is the one indexed (a stat), decode the entry
 INDEX_FLOOR = """
-import json, os, sqlite3
+import marshal, os, sqlite3
 os.stat({path!r})
 db = sqlite3.connect("file:" + {index!r} + "?mode=ro", uri=True)
 row = db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", ("shared", {key!r})).fetchone()
-print(json.loads(row[0])["value"][:20])
+print(marshal.loads(row[0])["value"][:20])
 """
 FIND_WORD = "hits += [k for k, e in entries.items() if {word!r} in str(e.get('value')).lower()][:50]"
 FIND_TAG = "hits += [k for k, e in entries.items() if {tag!r} in e.get('tags', [])]"
@@ -129,7 +129,8 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
         print(f"  {n:>7} {name:<24} {ours:9.1f} ms   floor {base or 0:9.1f} ms   ratio {ratio}", flush=True)
 
     add("get", measure(["get", key], floor(["shared"], FIND_KEY.format(key=key)), env, runs))
-    index = str(root / ".git" / "ctx" / "index-v1.sqlite")
+    from ctx.storage.index import index_path
+    index = str(index_path(root))
     add("get (index floor)", measure(["get", key], INDEX_FLOOR.format(path=str(root / "memory" / "shared.json"),
                                                                        index=index, key=key), env, runs),
         "floor: python -c opening the SQLite index for the same query")

@@ -175,7 +175,8 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
 
 
 def drop_log(root: Path) -> None:
-    db = sqlite3.connect(root / ".git" / "ctx" / "index-v1.sqlite")
+    from ctx.storage.index import index_path
+    db = sqlite3.connect(index_path(root))
     db.executescript("DROP TABLE IF EXISTS log_commits; DROP TABLE IF EXISTS log_keys; "
                      "DROP TABLE IF EXISTS log_state;")
     db.close()

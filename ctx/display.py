@@ -3,7 +3,6 @@ of entries that name store, key and status (§3.6, §4.6). Light to import."""
 
 from __future__ import annotations
 
-import json
 import re
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
@@ -64,6 +63,7 @@ def status_tag(entry: Entry) -> str:
 def value_block(value: Any) -> str:
     if isinstance(value, str):
         return value
+    import json
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 

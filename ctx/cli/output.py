@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ctx.cli.run import Run
@@ -11,20 +12,24 @@ if TYPE_CHECKING:
     from ctx.results import Result
 
 
-def print_results(run: Run, results: list[Result], verbose: bool, as_json: bool, keys_only: bool = False) -> None:
+def print_results(run: Run, results: list[Result], verbose: bool, as_json: bool, keys_only: bool = False,
+                  payload: Callable[[], Any] | None = None) -> None:
+    """Search's and list's results: a line each (the keys only, or each entry whole with
+    ``verbose``), or their JSON (``payload``: another JSON than each entry's own)."""
     from ctx.display import result_json, result_line, show_entry
-    if as_json:
-        run.json([{"store": r.store, "key": r.key} for r in results] if keys_only
-                 else [result_json(r) for r in results])
-    elif keys_only:
-        for r in results:
-            run.out(f"{r.store}/{r.key}")
-    elif verbose:
-        if results:
-            run.out("\n\n".join(show_entry(r, True) for r in results))
-    else:
-        for r in results:
-            run.out(result_line(r))
+
+    def as_data() -> Any:
+        return [{"store": r.store, "key": r.key} for r in results] if keys_only else [result_json(r) for r in results]
+
+    def as_text() -> str | None:
+        if not results:
+            return None
+        if keys_only:
+            return "\n".join(f"{r.store}/{r.key}" for r in results)
+        if verbose:
+            return "\n\n".join(show_entry(r, True) for r in results)
+        return "\n".join(result_line(r) for r in results)
+    run.result(payload or as_data, as_text, as_json)
 
 
 def write_done(run: Run, context: Context, result: dict[str, Any], message: str, as_json: bool,

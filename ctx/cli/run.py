@@ -9,7 +9,6 @@ commands from their callbacks: the two cannot differ past parsing.
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ctx.cli.exits import INTERRUPTED_LINE, ExitStatus, error_line, exit_status_for, internal_error_line, os_error_line
@@ -18,6 +17,7 @@ from ctx.settings import flag
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -39,16 +39,20 @@ class Run:
         sys.stderr.write(text + "\n")
 
     def json(self, payload: Any) -> None:
+        import json  # not at the top: most runs print text, and json costs ~3.5 ms to import
         self.out(json.dumps(payload, ensure_ascii=False, indent=2))
 
-    def result(self, payload: Any, text: str | None, as_json: bool) -> None:
+    def result(self, payload: Any, text: str | None | Callable[[], str | None], as_json: bool) -> None:
         """A command's final result: ``payload`` as JSON with ``--json``, else ``text``
         (None: nothing). The one place both are known, so a capture (the MCP server)
-        gets the text and the JSON of a write that runs once."""
+        gets the text and the JSON of a command that runs once. Either may be a function
+        that makes it: the terminal makes only the one it prints."""
         if as_json:
-            self.json(payload)
-        elif text is not None:
-            self.out(text)
+            self.json(made(payload))
+        else:
+            shown = made(text)
+            if shown is not None:
+                self.out(shown)
 
     def stdin(self) -> str:
         """What ``--from-stdin`` reads."""
@@ -86,6 +90,7 @@ class CapturingRun(Run):
 
     @property
     def text(self) -> str:
+        import json
         return "".join(part if isinstance(part, str) else json.dumps(part[0], ensure_ascii=False, indent=2) + "\n"
                        for part in self.parts)
 
@@ -99,12 +104,18 @@ class CapturingRun(Run):
         self.payloads.append(payload)
         self.parts.append((payload,))
 
-    def result(self, payload: Any, text: str | None, as_json: bool) -> None:
+    def result(self, payload: Any, text: str | None | Callable[[], str | None], as_json: bool) -> None:
+        payload, text = made(payload), made(text)  # both: the text, and the JSON as structured content
         self.result_payload, self.has_result = payload, True
         super().result(payload, text, as_json)
 
     def stdin(self) -> str:
         return self.given
+
+
+def made(thing: Any) -> Any:
+    """``thing``, or what it makes when it is a function (``Run.result``'s lazy parts)."""
+    return thing() if callable(thing) else thing
 
 
 def git_recorder(root: Path) -> Recorder:
@@ -143,18 +154,27 @@ NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-
 
 
 def after_write(run: Run) -> None:
-    """Auto-sync's hook (``ctxgit/sync/trigger.py``): a background push after a write, when
-    this machine turned it on. Costs a file read when off; never fails the write."""
+    """After a write: auto-sync's background push (``ctxgit/sync/trigger.py``) when this
+    machine turned it on (a file read when off), then the history log that "since your
+    last session" reads is brought up to the new commit (``ctxgit/porcelain/since.py``:
+    ``ctx start`` writes nothing, so it would read every commit past the log each time).
+    Never fails the write."""
     if flag("CTX_NO_GIT"):
         return
+    authored = {context.root for context in run.contexts if context.author}
     for root in dict.fromkeys(context.root for context in run.contexts):
         try:
-            if b"sync-auto" not in (root / ".git" / "ctx" / "machine.json").read_bytes():
-                continue
+            if b"sync-auto" in (root / ".git" / "ctx" / "machine.json").read_bytes():
+                from ctxgit.sync.trigger import after_write as start_push
+                start_push(root)
         except OSError:
-            continue
-        from ctxgit.sync.trigger import after_write as start_push
-        start_push(root)
+            pass
+        if root in authored:  # only an author has a last session to tell news from
+            try:
+                from ctxgit.porcelain.since import catch_up
+                catch_up(root)
+            except Exception:  # noqa: the log is a cache; the next brief or start reads the history
+                pass
 
 
 def _call(command: Command, run: Run, values: dict[str, Any]) -> Any:

@@ -31,26 +31,32 @@ Keys:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ctx.errors import InvalidArgument, StoreError
+
+TYPE_CHECKING = False  # dataclasses and typing cost ~20 ms; ctx start reads this module
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 CONFIG_NAME = "config.json"
 MACHINE_NAME = ".git/ctx/machine.json"
 
 
-@dataclass(frozen=True)
 class Key:
-    name: str
-    default: Any
-    parse: Callable[[str], Any]
-    check: Callable[[Any], bool]
-    help: str
-    machine: bool = False  # kept per machine (.git/ctx/machine.json), not in the synced config.json
+    """One configuration key: its default, how text parses to a value, and how a value is checked."""
+
+    __slots__ = ("name", "default", "parse", "check", "help", "machine")
+
+    def __init__(self, name: str, default: Any, parse: Callable[[str], Any], check: Callable[[Any], bool],
+                 help: str, machine: bool = False) -> None:
+        self.name = name
+        self.default = default
+        self.parse = parse
+        self.check = check
+        self.help = help
+        self.machine = machine  # kept per machine (.git/ctx/machine.json), not in the synced config.json
 
 
 def _boolean(text: str) -> bool:
@@ -117,6 +123,7 @@ def read_config(root: Path, machine: bool = False) -> dict[str, Any]:
         raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return {}
+    import json  # only when there is a file: ctx start reads this module at every session
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -144,6 +151,12 @@ def all_values(root: Path) -> dict[str, Any]:
     return {name: get_value(root, name) for name in KEYS}
 
 
+def _json_file(data: dict[str, Any]) -> bytes:
+    """A configuration file's bytes: indented JSON, non-ASCII as is, a final newline."""
+    import json
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     """Set a key from its text, as one commit (operation ``config``).
 
@@ -163,10 +176,9 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
             changed.append(False)
             return Outcome([])
         data[name] = value
-        content = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         changed.append(True)
-        return Outcome([], files={CONFIG_NAME: content},
-                       subject=f"config {name}: {json.dumps(value)}")
+        import json
+        return Outcome([], files={CONFIG_NAME: _json_file(data)}, subject=f"config {name}: {json.dumps(value)}")
     context.transact("config", [], mutate)
     return value, changed[0]
 
@@ -185,7 +197,7 @@ def _set_machine_value(root: Path, name: str, value: Any) -> tuple[Any, bool]:
         data[name] = value
         path = config_path(root, machine=True)
         path.parent.mkdir(mode=0o700, exist_ok=True)
-        atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        atomic_write(path, _json_file(data))
     return value, True
 
 

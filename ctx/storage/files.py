@@ -11,7 +11,6 @@ is in ``lock.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
 
 from ctx.errors import ContextRootError, StoreError
 from ctx.model import Entry
-from ctx.storage.textlayout import serialize, splice, unique_by_layout  # writers take serialize from here
 
 FORMAT_VERSION = "1"
 REQUIRED_FIELDS = frozenset(("value", "source"))  # §3.3: without them an entry says nothing, or nobody
@@ -107,6 +105,7 @@ def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = N
     ``checked``: these very bytes passed this check before (the read index describes
     them), so the search for keys written twice is skipped.
     """
+    import json
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError as exc:
@@ -145,8 +144,10 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
     When ctx's own layout shows there is none (``textlayout.unique_by_layout``), the
     full check (a second parse) is skipped.
     """
+    from ctx.storage.textlayout import unique_by_layout  # (the layout, and json: not on the index's read path)
     if unique_by_layout(raw, len(data), len(entries)):
         return None
+    import json
     doubled: dict[int, str] = {}
     keep: list[dict] = []
 
@@ -264,6 +265,7 @@ def _fsync_dir(directory: Path) -> None:
 def _spliced_right(content: bytes, store: StoreFile, edits: list) -> bool:
     """The spliced bytes parse to exactly the entries the write meant (one parse: cheap
     beside a full serialization, and a misread layout never reaches the disk)."""
+    import json
     try:
         parsed = json.loads(content)
     except ValueError:
@@ -281,6 +283,7 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     nothing else changed but ``last_updated``), only those entries' text is
     rewritten (``textlayout.splice``); otherwise the whole file is serialized.
     """
+    from ctx.storage.textlayout import serialize, splice
     check_writable(store)
     content = None
     if edits is not None and store.raw:

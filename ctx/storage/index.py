@@ -1,8 +1,10 @@
 """A rebuildable index of the stores, so reads need not parse whole store files.
 
-One SQLite file, ``.git/ctx/index-v1.sqlite`` (inside ``.git``: never part of
-the work tree, never committed), holds a row per entry: its compact JSON and
-the columns that reads filter and order by. It is derived data (§8.2): each
+One SQLite file, ``.git/ctx/index-v2.sqlite`` (inside ``.git``: never part of
+the work tree, never committed), holds a row per entry: the entry in Python's
+``marshal`` form (built in, so a read need not import ``json``: ~3.5 ms at
+every start; the file is this machine's own cache, never shared) and the
+columns that reads filter and order by. It is derived data (§8.2): each
 store's rows are valid only while the store file has the identity (size,
 mtime, inode) recorded with them; any other writer changes that identity
 and the next read rebuilds the rows from the file.
@@ -18,7 +20,7 @@ trouble makes the index unavailable, never a read wrong.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sqlite3
 import time
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
 from ctx import model
 from ctx.storage.files import Identity, read_raw, store_path
 
-FILE = "index-v1.sqlite"
+FILE = "index-v2.sqlite"
+MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
 RACY_NS = 2_000_000_000
 SEP = "\x1f"
 
@@ -42,7 +45,7 @@ CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTE
                                 racy INTEGER, digest INTEGER, count INTEGER);
 CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, source TEXT,
                                    status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
-                                   body TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
+                                   body BLOB, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 """
@@ -76,7 +79,7 @@ def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
             status if isinstance(status, str) else ("?" if status else None),
             scope if isinstance(scope, str) else None, tags_text, key.lower(),
             model.value_text(entry.get("value")).lower(),
-            json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            marshal.dumps(entry, MARSHAL_VERSION))
 
 
 class Where:
@@ -119,6 +122,8 @@ class Index:
                 if not writable or not create or not (root / ".git").is_dir():
                     return None
                 path.parent.mkdir(mode=0o700, exist_ok=True)
+                for old in path.parent.glob("index-v1.sqlite*"):  # the JSON-bodied index before it
+                    old.unlink()
             uri = path.as_uri() + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
                                  check_same_thread=False)
@@ -266,7 +271,7 @@ class Index:
 
     def get(self, store: str, key: str) -> dict | None:
         row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()
-        return json.loads(row[0]) if row else None
+        return marshal.loads(row[0]) if row else None
 
     def counts(self, stores: Iterable[str]) -> dict[str, int]:
         out = {}
@@ -287,4 +292,4 @@ class Index:
             f"SELECT store, key, body FROM entries WHERE {column} IN ({marks}) AND {where.sql()} "
             "ORDER BY ts DESC, rank, key", [*stores, *where.params])
         for store, key, body in cursor:
-            yield store, key, json.loads(body)
+            yield store, key, marshal.loads(body)

@@ -189,8 +189,39 @@ def _tip(db: sqlite3.Connection) -> str | None:
     return state.get("tip") if state.get("version") == VERSION else None
 
 
+def catch_up(root: Path) -> bool:
+    """Bring the stored log up to HEAD: after a write, so that ``ctx start`` (which writes
+    nothing, and reads the commits past the log's tip into memory each time) finds it
+    current. Usually one loose commit to read. False when there is no log to keep."""
+    head = head_id(root)
+    if head is None:
+        return False
+    from ctx.storage.index import Index
+    index = Index.open(root, writable=True)
+    if index is None:
+        return False
+    try:
+        return _bring_up_to_date(index.db, root, head)
+    except sqlite3.Error:
+        return False
+    finally:
+        index.close()
+
+
 def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: int) -> Since | None:
     """Bring the stored log up to HEAD (in one transaction), then answer from it."""
+    if not _bring_up_to_date(db, root, head):
+        return None
+    db.execute("BEGIN")  # one snapshot for every query
+    try:
+        return _answer(db, author, limit)
+    finally:
+        db.execute("COMMIT")
+
+
+def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
+    """Append the commits since the stored tip (or read the whole log again); False when
+    the history cannot be read."""
     if _tip(db) != head:
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'log_state'").fetchone() and \
                 db.execute("SELECT value FROM log_state WHERE name = 'version'").fetchone() != (VERSION,):
@@ -204,7 +235,7 @@ def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: 
             break
         found = _new_commits(root, head, tip)
         if found is None:
-            return None
+            return False
         rows, reset = found
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -223,12 +254,8 @@ def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: 
             raise
         break
     else:
-        return None
-    db.execute("BEGIN")  # one snapshot for every query
-    try:
-        return _answer(db, author, limit)
-    finally:
-        db.execute("COMMIT")
+        return False
+    return True
 
 
 def _read_only(db: sqlite3.Connection, root: Path, head: str, author: str, limit: int) -> Since | None:

@@ -3,15 +3,15 @@
 After a write the front door calls ``after_write``: a few plain file reads
 (this machine's ``sync-auto``, main's upstream in ``.git/config``, main and
 the remote-tracking ref) and, when main is ahead and no background push runs,
-one ``posix_spawn`` of it (``ctxgit/sync/auto.py``). Only ``os``, ``fcntl``
-and ``json`` are loaded: a write stays a write. ``ctxgit/sync/state.py``
+one ``posix_spawn`` of it (``ctxgit/sync/auto.py``). Only ``os`` and
+``fcntl`` are loaded (``json`` only when the machine's file names sync-auto):
+a write stays a write. ``ctxgit/sync/state.py``
 reads the same files for ``ctx status`` and the brief.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sys
 from pathlib import Path
@@ -94,6 +94,7 @@ def auto_sync_on(root: Path) -> bool:
         return False
     if b"sync-auto" not in raw:
         return False
+    import json
     try:
         return json.loads(raw).get("sync-auto") is True
     except (ValueError, AttributeError):
@@ -102,6 +103,12 @@ def auto_sync_on(root: Path) -> bool:
 
 def lock_path(root: Path) -> Path:
     return Path(root) / ".git" / LOCK
+
+
+def nothing_to_show(root: Path) -> bool:
+    """No remote and no merge waiting (git's ``MERGE_HEAD``; ``waiting.py`` reads it):
+    ``ctx start`` and ``ctx brief`` have nothing to pull and no sync state to show."""
+    return not remotes(root) and not (Path(root) / ".git" / "MERGE_HEAD").exists()
 
 
 def running(root: Path) -> bool:

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ctx.storage.textlayout import splice
-from ctx.storage.files import serialize
+from ctx.storage.textlayout import serialize
 
 
 def _entry(rng: random.Random, i: int) -> dict:

@@ -615,7 +615,7 @@ def test_purging_the_only_entry_leaves_the_bytes_a_delete_leaves(run, root):
 
 @pytest.mark.parametrize("gone", ["first", "middle", "last", "ключ \"✓\""])
 def test_purge_cuts_an_entry_as_a_write_without_it_would_leave_the_file(gone):
-    from ctx.storage.files import serialize
+    from ctx.storage.textlayout import serialize
     from ctxgit.porcelain.purge import cut_entry
     data = {"type": "shared", "version": "1", "last_updated": "2026-01-01T00:00:00Z",
             "entries": {k: make_entry(f"value of {k}") for k in ["first", "middle", "ключ \"✓\"", "last"]},

@@ -17,7 +17,7 @@ import pytest
 from pygit2.enums import FileMode
 
 from ctx.errors import Conflict
-from ctx.storage.files import serialize
+from ctx.storage.textlayout import serialize
 from ctx.entrymerge import STATUS_GROUP, merge_entry, merge_store, merge_store_bytes, parse
 from ctxgit.sync.treemerge import build_tree, flatten, merge_trees
 from support.syncutil import deadline, entry, ts

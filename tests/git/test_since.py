@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ctx.storage.index import index_path
 from ctxgit.porcelain import since as since_module
 from ctxgit.porcelain.since import since_last_session
 from support.gitutil import commit_ids
@@ -41,7 +42,7 @@ def ctx_dir_bytes(root: Path) -> dict[str, bytes]:
 
 
 def log_tip(root: Path) -> str | None:
-    db = sqlite3.connect(root / ".git" / "ctx" / "index-v1.sqlite")
+    db = sqlite3.connect(index_path(root))
     try:
         row = db.execute("SELECT value FROM log_state WHERE name = 'tip'").fetchone()
         return row[0] if row else None
@@ -146,7 +147,7 @@ def test_log_is_kept_and_brought_up_to_date(root, write):
     write("set", "x", "3", author=C)
     assert rows(since_last_session(root, A)) == [("x", C, "changed"), ("y", C, "new")]
     assert log_tip(root) == commit_ids(root)[0]
-    db = sqlite3.connect(root / ".git" / "ctx" / "index-v1.sqlite")
+    db = sqlite3.connect(index_path(root))
     ids = [r[0] for r in db.execute("SELECT id FROM log_commits ORDER BY seq DESC")]
     db.close()
     assert ids == commit_ids(root)  # each commit once, newest last in seq
@@ -161,8 +162,10 @@ def test_write_false_writes_nothing(root, write):
     assert ctx_dir_bytes(root) == before
     # a stored log, then writes since its tip: the new commits in memory only
     assert rows(since_last_session(root, A)) == [("x", B, "new")]
+    stored = index_path(root).read_bytes()  # the log as it is now; a write brings it to HEAD...
     write("set", "y", "2", author=C)
     write("set", "x", "3", author=C)
+    index_path(root).write_bytes(stored)  # ...so put it back: a log behind HEAD (commits git made)
     tip = log_tip(root)
     before = ctx_dir_bytes(root)
     for _ in range(2):
@@ -178,7 +181,7 @@ def test_write_false_writes_nothing(root, write):
 
 def test_no_index_at_all_write_false(root, write):
     write("set", "x", "1", author=B)
-    for path in (root / ".git" / "ctx").glob("index-v1.sqlite*"):
+    for path in index_path(root).parent.glob(index_path(root).name + "*"):
         path.unlink()
     before = ctx_dir_bytes(root)
     since = since_last_session(root, A, write=False)
@@ -211,7 +214,7 @@ def test_purge_rewrites_history_and_the_log_recovers(root, write):
     assert commit_ids(root)[0] != old_tip
     since = since_last_session(root, A)
     assert log_tip(root) == commit_ids(root)[0]
-    db = sqlite3.connect(root / ".git" / "ctx" / "index-v1.sqlite")
+    db = sqlite3.connect(index_path(root))
     ids = {r[0] for r in db.execute("SELECT id FROM log_commits")}
     db.close()
     assert ids == set(commit_ids(root))  # read again: no commit of the old history left
@@ -227,7 +230,7 @@ def test_a_broken_log_is_read_again(root, write):
     write("set", "mark", "A was here", author=A)
     write("set", "x", "1", author=B)
     since_last_session(root, A)
-    db = sqlite3.connect(root / ".git" / "ctx" / "index-v1.sqlite")
+    db = sqlite3.connect(index_path(root))
     db.execute("UPDATE log_state SET value = 'old-layout' WHERE name = 'version'")
     db.commit()
     db.close()
@@ -356,3 +359,16 @@ def test_merged_in_commits_come_just_before_their_merge():
     # only what is new since a tip: the rest of the graph is already in the log
     newer = {k: graph[k] for k in ("a3", "b3", "m2")}
     assert [row[0] for row in since_module._ordered(newer, "m2")] == ["a3", "b3", "m2"]
+
+
+def test_a_write_brings_the_log_to_head(root, write):
+    """ctx start writes nothing: it reads the commits past the log's tip into memory each
+    time. So every write by an author brings the log up to its commit."""
+    write("set", "mark", "A was here", author=A)
+    assert log_tip(root) == commit_ids(root)[0]  # built by the first write
+    write("set", "x", "1", author=B)
+    write("amend", "x", "a note", author=C)
+    assert log_tip(root) == commit_ids(root)[0]
+    before = ctx_dir_bytes(root)
+    assert rows(since_last_session(root, A, write=False)) == [("x", C, "amended")]
+    assert ctx_dir_bytes(root) == before

@@ -562,7 +562,7 @@ def test_the_merge_driver_command_is_hidden_and_merges_in_place(tmp_path):
     m = Machine(tmp_path / "m", "M")
     m.ok("init")
     assert "merge-driver" not in m.ok("--help").stdout
-    from ctx.storage.files import serialize
+    from ctx.storage.textlayout import serialize
     files = {}
     for name, entries in (("base", {}), ("ours", {"a": entry("a", ts(2))}),
                           ("theirs", {"b": entry("b", ts(3))})):

@@ -237,6 +237,32 @@ def test_a_call_gives_the_cli_text_and_the_json(server, run):
     assert listed.structured_content == {"results": [{"store": "shared", "key": "k"}]}
 
 
+READ_CALLS = {"start": {}, "brief": {}, "get": {"key": "k"}, "search": {"pattern": "hello"}, "list": {},
+              "history": {"key": "k"}, "log": {}, "diff": {"rev": "HEAD~1"}}
+
+
+def test_every_call_runs_its_command_once(server, monkeypatch):
+    """The text and the JSON come from one run: a read is not run again for its JSON."""
+    import ctx.cli.run as run_module
+    server.call("set", {"key": "k", "value": "hello there"})
+    server.call("amend", {"key": "k", "note": "and again"})
+    ran: list[str] = []
+    real = run_module.handler_of
+
+    def counting(command):
+        ran.append(command.name)
+        return real(command)
+    monkeypatch.setattr(run_module, "handler_of", counting)
+    for name, arguments in READ_CALLS.items():
+        ran.clear()
+        done = server.call(name, arguments)
+        assert not done.is_error, (name, done.content)
+        assert ran == [name], name
+        assert done.content[0].text.strip(), name
+        if name != "start":  # start has no --json
+            assert done.structured_content, name
+
+
 def test_errors_are_tool_errors_and_the_server_goes_on(server):
     missing = server.call("get", {"key": "nope"})
     assert missing.is_error and "nope" in missing.content[0].text and "not found" in missing.content[0].text

@@ -88,7 +88,7 @@ def test_any_json_value_round_trips_and_the_file_is_exactly_the_full_serializati
     read back equal, committed as on disk, and the spliced file byte-identical to a
     full serialization of its content (§8.2's layout)."""
     from ctx.errors import CredentialRefused
-    from ctx.storage.files import serialize
+    from ctx.storage.textlayout import serialize
     for key, store, value in steps:
         try:
             _context(root, "Agent Values").set(key, value, store=store)

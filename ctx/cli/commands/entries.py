@@ -77,10 +77,7 @@ def brief(run: Run, days: int, changes: int, as_json: bool) -> None:
     built.commit = head(context.root)
     built.sync = sync_state
     built.warnings += notices
-    if as_json:
-        run.json(built.as_json())
-    else:
-        run.out(render_brief(built).rstrip("\n"))
+    run.result(built.as_json, lambda: render_brief(built).rstrip("\n"), as_json)
 
 
 def get(run: Run, key: str, store: str, all_stores: bool, at: str | None, verbose: bool, as_json: bool) -> None:
@@ -94,10 +91,8 @@ def get(run: Run, key: str, store: str, all_stores: bool, at: str | None, verbos
         results = entries_as_of(context.root, key, list(STORES) if all_stores else [store], at)
     else:
         results = context.get_all(key) if all_stores else [Result(store, key, context.get(key, store))]
-    if as_json:
-        run.json([result_json(r) for r in results] if all_stores else result_json(results[0]))
-    else:
-        run.out("\n\n".join(show_entry(r, verbose) for r in results))
+    run.result(lambda: [result_json(r) for r in results] if all_stores else result_json(results[0]),
+               lambda: "\n\n".join(show_entry(r, verbose) for r in results), as_json)
 
 
 def filters(store: str | None, tags: list[str], source: str | None, status: str | None, scope: str | None,
@@ -117,10 +112,8 @@ def search(run: Run, pattern: str, store: str | None, tags: list[str], source: s
         from ctx.display import result_json
         from ctx.fulltext import search as words_search
         ranked = words_search(context, pattern, found, limit)
-        if as_json:
-            run.json([{**result_json(r), "score": n} for r, n in ranked])
-        else:
-            print_results(run, [r for r, _ in ranked], verbose, False)
+        print_results(run, [r for r, _ in ranked], verbose, as_json,
+                      payload=lambda: [{**result_json(r), "score": n} for r, n in ranked])
         return
     print_results(run, context.select(found, pattern, limit), verbose, as_json)
 

@@ -30,23 +30,22 @@ def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None,
     for number, version in enumerate(shown):
         older[number] = next((v.entry for v in found[number + 1:] if v.store == version.store), None)
     changes = [changed_fields(older[n], v.entry, BOOKKEEPING) for n, v in enumerate(shown)]
-    if as_json:
-        run.json([{**v.as_json(), "changed": {name: {"old": old, "new": new} for name, (old, new) in c.items()}}
-                  for v, c in zip(shown, changes, strict=True)])
-        return
-    for v, fields in zip(shown, changes, strict=True):
+
+    def line(v, fields) -> str:
         where = f"{v.store}/{v.key}  " if all_stores else ""
         when = local_time(v.info.time.isoformat())
         event = "deleted" if v.deleted else ("created" if v.created else v.info.operation or "changed")
         head = f"{v.info.short}  {when}  {v.info.who}  {where}{event}"
         if v.entry is None:  # deleted
-            run.out(head)
-        elif verbose:
-            run.out(f"{head}{status_tag(v.entry)}\n{value_block(v.entry.get('value'))}\n")
-        elif v.created:
-            run.out(f"{head}: {_excerpt(v.entry.get('value'))}")
-        else:
-            run.out(f"{head}: {what_changed(fields, v.info.operation or '')}")
+            return head
+        if verbose:
+            return f"{head}{status_tag(v.entry)}\n{value_block(v.entry.get('value'))}\n"
+        if v.created:
+            return f"{head}: {_excerpt(v.entry.get('value'))}"
+        return f"{head}: {what_changed(fields, v.info.operation or '')}"
+    run.result(lambda: [{**v.as_json(), "changed": {name: {"old": old, "new": new} for name, (old, new) in c.items()}}
+                        for v, c in zip(shown, changes, strict=True)],
+               lambda: "\n".join(line(v, c) for v, c in zip(shown, changes, strict=True)) or None, as_json)
 
 
 def log(run: Run, key: str | None, store: str | None, author: str | None, since: str | None,
@@ -60,34 +59,33 @@ def log(run: Run, key: str | None, store: str | None, author: str | None, since:
         from ctxgit.plumbing.repo import open_repo
         from ctxgit.plumbing.signing import verify_ids
         verdicts = verify_ids(open_repo(run.context().root), [r.id for r in rows]) if rows else {}
-    if as_json:
-        run.json([{**r.as_json(), **(verdicts[r.id].as_json() if verify else {})} for r in rows])
-        return
-    for r in rows:
+    def line(r) -> str:
         mark = f"[{verdicts[r.id].mark()}]  " if verify else ""
-        run.out(f"{r.short}  {mark}{local_time(r.time.isoformat())}  {r.who}  {r.subject}")
+        return f"{r.short}  {mark}{local_time(r.time.isoformat())}  {r.who}  {r.subject}"
+    run.result(lambda: [{**r.as_json(), **(verdicts[r.id].as_json() if verify else {})} for r in rows],
+               lambda: "\n".join(line(r) for r in rows) or None, as_json)
 
 
 def diff(run: Run, rev: str | None, rev2: str | None, store: str | None, since: str | None, as_json: bool) -> None:
     from ctxgit.porcelain.diff import diff as entry_diff
     result = entry_diff(run.context().root, rev, rev2, store=store,
                         since=parse_ts(since) if since is not None else None)
-    if as_json:
-        run.json(result.as_json())
-        return
-    run.out(f"diff {result.source}..{result.target}: {len(result.entries)} entries changed")
-    for d in result.entries:
-        where = f"{d.store}/{d.key}"
-        if d.after is not None and d.before is None:
-            run.out(f"+ {where}: {_excerpt(d.after.get('value'))}")
-        elif d.before is not None and d.after is None:
-            run.out(f"- {where}: {_excerpt(d.before.get('value'))}")
-        else:
-            run.out(f"~ {where}")
-            for name, (old, new) in d.fields().items():
-                shown_old = "(none)" if old is None else _excerpt(old, 60)
-                shown_new = "(none)" if new is None else _excerpt(new, 60)
-                run.out(f"    {name}: {shown_old} -> {shown_new}")
+    def text() -> str:
+        lines = [f"diff {result.source}..{result.target}: {len(result.entries)} entries changed"]
+        for d in result.entries:
+            where = f"{d.store}/{d.key}"
+            if d.after is not None and d.before is None:
+                lines.append(f"+ {where}: {_excerpt(d.after.get('value'))}")
+            elif d.before is not None and d.after is None:
+                lines.append(f"- {where}: {_excerpt(d.before.get('value'))}")
+            else:
+                lines.append(f"~ {where}")
+                for name, (old, new) in d.fields().items():
+                    shown_old = "(none)" if old is None else _excerpt(old, 60)
+                    shown_new = "(none)" if new is None else _excerpt(new, 60)
+                    lines.append(f"    {name}: {shown_old} -> {shown_new}")
+        return "\n".join(lines)
+    run.result(result.as_json, text, as_json)
 
 
 def revert(run: Run, rev: str, as_json: bool) -> None:

@@ -205,6 +205,9 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
     try:
         if flag("CTX_NO_GIT") or not (root / ".git").is_dir():
             return [], None
+        from ctxgit.sync import trigger
+        if trigger.nothing_to_show(root):
+            return [], None
         from ctxgit.sync import auto, state, waiting
         notices = []
         notice = auto.pull_first(root)

@@ -4,9 +4,9 @@ Tools come from the command table (``tools.py``); each call runs the
 command's handler through ``run.invoke``, exactly as the CLI's two doors do,
 with a ``CapturingRun`` in place of the terminal:
 
-- a write runs once; its text line and its JSON object both come from
-  ``Run.result`` (``output.write_done``, ``summary new``, ``sync``);
-- a read runs twice, for the text and then with ``as_json``;
+- every call runs the command once: its text and its JSON object both come
+  from ``Run.result`` (each command with ``--json`` ends in it; a read's
+  text and JSON are made from what it read once);
 - the result's text is what the CLI prints on stdout ("(nothing)" when that is
   nothing), then what it prints on stderr (warnings); the JSON is the
   structured content (a list under ``"results"``); ``start`` has no JSON;
@@ -132,12 +132,6 @@ class CtxServer:
         if status:
             return failure("\n".join(run.errors) or run.text, status, run.text)
         payload: Any = run.result_payload if run.has_result else None
-        if tool.has_json and command.reads and not run.has_result:  # a write never runs twice
-            as_json = ToolRun(self, command.reads, given)
-            status = self._invoke(command, {**values, "as_json": True}, as_json)
-            if status:
-                return failure("\n".join(as_json.errors) or as_json.text, status)
-            payload = as_json.payloads[-1] if as_json.payloads else None
         content: list[types.ContentBlock] = [types.TextContent(text=run.text or "(nothing)")]
         if run.errors:
             content.append(types.TextContent(text="\n".join(run.errors)))

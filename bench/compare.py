@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""ctx A/B benchmark: this tree against an earlier revision, on the same stores, runs alternating.
+
+    python bench/compare.py --against d8faf5b [--sizes 1000,10000] [--runs 15] [--write]
+
+``bench/run.py`` compares ctx with a floor measured in the same minute; its
+ratios are only comparable between tables when the machine and the built
+stores are the same. This script answers "did this change make ctx slower?"
+directly: it checks the revision out into a temporary git worktree, builds
+each size once (``bench/build.py``), gives each side its own copy (the read
+index and the history log are per copy), and times the same commands on both
+sides, alternating old and new run by run so that a busy minute hurts both
+alike. It prints the medians and new/old; ``--write`` adds the table to
+``bench/results.md``.
+
+Both sides run with the same interpreter and the same installed dependencies,
+each from its own source tree (the editable install's import hook is left out
+of both, so each side imports its own ``ctx``), byte-compiled first as a wheel
+install would leave them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from datetime import datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TREE = HERE.parent
+sys.path.insert(0, str(HERE))
+import build  # noqa: E402
+
+PY = sys.executable
+WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench"))
+
+# Runs `main` of the tree's console script; the editable install's finder would import this tree's ctx.
+LAUNCH = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+          "sys.path.insert(0, {tree!r}); from {module} import {func}; sys.exit({func}())")
+
+
+def entry_point(tree: Path) -> tuple[str, str]:
+    """The module and function of the tree's ``ctx`` console script (it moved between revisions)."""
+    data = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))
+    module, _, func = data["project"]["scripts"]["ctx"].partition(":")
+    return module, func
+
+
+def commands(key: str) -> list[tuple[str, list[str]]]:
+    """What is timed: every read a session starts with, and the three writes (``{i}``: the run)."""
+    return [("get", ["get", key]), ("search WORD", ["search", "vacuum"]), ("list --tag T", ["list", "--tag", "infra"]),
+            ("brief", ["brief"]), ("start", ["start"]), ("set (new key)", ["set", "ab_new_{i}", "a value {i}"]),
+            ("set (update)", ["set", key, "an updated value {i}"]), ("amend", ["amend", key, "note {i}"])]
+
+
+class Side:
+    def __init__(self, name: str, tree: Path, root: Path) -> None:
+        self.name, self.tree, self.root = name, tree, root
+        module, func = entry_point(tree)
+        self.code = LAUNCH.format(tree=str(tree), module=module, func=func)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CTX_"))}
+        self.env.update(CTX_HOME=str(root), CTX_AUTHOR="Bench Agent")
+
+    def run(self, args: list[str], i: int) -> float:
+        argv = [a.format(i=i) for a in args]
+        began = time.perf_counter()
+        done = subprocess.run([PY, "-c", self.code, *argv], env=self.env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        elapsed = (time.perf_counter() - began) * 1000
+        if done.returncode:
+            sys.exit(f"{self.name}: ctx {' '.join(argv)} failed: {done.stderr.decode(errors='replace')[-400:]}")
+        return elapsed
+
+
+def compare(old: Side, new: Side, key: str, runs: int) -> list[tuple[str, float, float]]:
+    rows = []
+    for name, args in commands(key):
+        for side in (old, new):
+            side.run(args, 0)  # warm: the read index, the history log
+        times: dict[str, list[float]] = {"old": [], "new": []}
+        for i in range(1, runs + 1):
+            for side in ((old, new) if i % 2 else (new, old)):
+                times[side.name].append(side.run(args, i))
+        o, n = statistics.median(times["old"]), statistics.median(times["new"])
+        rows.append((name, o, n))
+        print(f"  {name:<16} old {o:7.1f} ms   new {n:7.1f} ms   new/old {n / o:.3f}", flush=True)
+    return rows
+
+
+def write(results: dict[int, list], against: str, head_rev: str) -> None:
+    lines = [f"## {datetime.now().strftime('%Y-%m-%d %H:%M')} · A/B: commit {head_rev} against {against} · "
+             f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}", "",
+             "Written by `python bench/compare.py`: the same stores, runs alternating old and new; medians.", "",
+             "| entries | operation | old ms | new ms | new/old |", "|---|---|---|---|---|"]
+    for n, rows in results.items():
+        lines += [f"| {n} | {name} | {o:.1f} | {v:.1f} | {v / o:.3f} |" for name, o, v in rows]
+    path = HERE / "results.md"
+    head = "# ctx benchmark results\n\nNewest first; written by `python bench/run.py`.\n\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else head
+    body = text[len(head):] if text.startswith(head) else text
+    path.write_text(head + "\n".join(lines) + "\n\n" + body, encoding="utf-8")
+    print(f"written to {path}")
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(TREE), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", required=True, help="the revision to compare with (a commit, tag or branch)")
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated entry counts (default 1000,10000)")
+    parser.add_argument("--runs", type=int, default=15, help="runs of each command on each side (default 15)")
+    parser.add_argument("--commits", type=int, default=100, help="commits of history in each store (default 100)")
+    parser.add_argument("--write", action="store_true", help="add the table to bench/results.md")
+    args = parser.parse_args()
+    against = git("rev-parse", "--short", args.against)
+    head_rev = git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--", "ctx", "ctxgit",
+                                                                  "hooks") else "")
+    WORK.mkdir(parents=True, exist_ok=True)
+    old_tree = Path(tempfile.mkdtemp(prefix="ctx-ab-", dir=WORK))
+    results: dict[int, list] = {}
+    try:
+        git("worktree", "add", "--detach", "-f", str(old_tree), against)
+        for tree in (old_tree, TREE):
+            subprocess.run([PY, "-m", "compileall", "-q", *(str(tree / p) for p in ("ctx", "ctxgit", "hooks")
+                                                           if (tree / p).is_dir())], check=False)
+        for n in (int(s) for s in args.sizes.split(",")):
+            print(f"{n} entries, {args.commits} commits: {against} (old) against {head_rev} (new)", flush=True)
+            source = build.build(WORK / f"ctx-{n}", n, commits=args.commits)
+            sides = []
+            for name, tree in (("old", old_tree), ("new", TREE)):
+                copy = WORK / f"ab-{name}-{n}"
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(source, copy, symlinks=True)
+                sides.append(Side(name, tree, copy))
+            shared = json.loads((source / "memory" / "shared.json").read_text(encoding="utf-8"))["entries"]
+            key = next(k for k in shared if k.startswith("entry_"))
+            results[n] = compare(sides[0], sides[1], key, args.runs)
+            for side in sides:
+                shutil.rmtree(side.root, ignore_errors=True)
+    finally:
+        subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(old_tree)],
+                       capture_output=True, check=False)
+        shutil.rmtree(old_tree, ignore_errors=True)
+    if args.write and results:
+        write(results, against, head_rev)
+
+
+if __name__ == "__main__":
+    main()
