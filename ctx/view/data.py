@@ -136,8 +136,10 @@ def prescan(texts: Iterable[str]) -> None:
     be found alone; what a join finds besides is redacted too, never shown."""
     batch: list[str] = []
     size = 0
+    pending: set[str] = set()  # each text once: a value stands in its entry and in its versions
     for text in texts:
-        if text and text not in _SCANNED:
+        if text and text not in _SCANNED and text not in pending:
+            pending.add(text)
             batch.append(text)
             size += len(text)
             if size >= _BATCH:
