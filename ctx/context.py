@@ -167,7 +167,7 @@ class Context:
         index = self._index(stores)
         if index is not None:
             out: list[Result] = []
-            for store, key, entry in index.ordered(stores, where):
+            for store, key, entry in index.ordered(stores, where, limited=limit is not None):
                 result = Result(store, key, entry)
                 if test(result):
                     out.append(result)

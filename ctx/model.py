@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime  # (sqlite3 imports it too: every read through the index has it)
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from datetime import datetime
     from typing import Any
-# json (~3.5 ms), datetime (~3 ms) and unicodedata (~1 ms) are imported where used:
-# `ctx get` of a text value through the index needs none of them
+# json (~3.5 ms) and unicodedata (~1 ms) are imported where used: `ctx get` of a text
+# value through the index needs neither
 
 from ctx.errors import InvalidArgument
 
@@ -31,7 +31,7 @@ BRIEF_DAYS = 7      # §5.2: decisions changed within N x 24 hours (the brief's 
 BRIEF_CHANGES = 10  # §5.2: recent changes shown
 MAX_SAFE_INTEGER = 2**53 - 1
 
-# compiled on first use (through re's own cache): a read compiles none of them
+# compiled on first use (``_rx``): `ctx get` compiles none of them
 _INTEGER = r"-?(?:0|[1-9][0-9]*)"
 _DATE = r"(\d{4})-(\d{2})-(\d{2})"
 _RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?"
@@ -47,14 +47,23 @@ else:
 
 # --- time -------------------------------------------------------------------
 
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled, once."""
+    found = _PATTERNS.get(pattern)
+    if found is None:
+        found = _PATTERNS[pattern] = re.compile(pattern)
+    return found
+
+
 def now() -> str:
     """The current time in the store's form: RFC 3339, UTC, ``Z``, whole seconds."""
-    import time
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return format_ts(datetime.now(UTC))
 
 
 def format_ts(moment: datetime) -> str:
-    from datetime import UTC
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -64,14 +73,13 @@ def parse_ts(text: str) -> datetime:
     Raises ``InvalidArgument`` on anything else, so ``--since`` gives a clear
     error. A timestamp without a zone is taken as UTC.
     """
-    from datetime import UTC, datetime
     raw = text.strip()
-    if re.fullmatch(_DATE, raw):
+    if _rx(_DATE).fullmatch(raw):
         try:
             return datetime.strptime(raw, "%Y-%m-%d").replace(tzinfo=UTC)
         except ValueError:
             raise InvalidArgument(f"not a valid date: {text!r}") from None
-    if not re.fullmatch(_RFC3339, raw):
+    if not _rx(_RFC3339).fullmatch(raw):
         raise InvalidArgument(f"not an RFC 3339 timestamp or YYYY-MM-DD date: {text!r}")
     candidate = raw.replace("z", "Z")
     if candidate.endswith("Z"):
@@ -87,6 +95,9 @@ def parse_ts(text: str) -> datetime:
     return moment
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def ts_key(text: Any) -> datetime:
     """A sort key for a stored timestamp; malformed ones sort as the oldest."""
     if isinstance(text, str):
@@ -94,8 +105,7 @@ def ts_key(text: Any) -> datetime:
             return parse_ts(text)
         except InvalidArgument:
             pass
-    from datetime import UTC, datetime
-    return datetime(1970, 1, 1, tzinfo=UTC)
+    return _EPOCH
 
 
 # --- values (§9.1) --------------------------------------------------------------
@@ -123,7 +133,7 @@ def parse_value(text: str) -> Any:
     """
     if text in _LITERALS:
         return _LITERALS[text]
-    if len(text) <= 17 and re.fullmatch(_INTEGER, text):  # 2^53 - 1 has 16 digits
+    if len(text) <= 17 and _rx(_INTEGER).fullmatch(text):  # 2^53 - 1 has 16 digits
         number = int(text)
         return number if abs(number) <= MAX_SAFE_INTEGER else text
     stripped = text.strip()
@@ -193,7 +203,7 @@ def value_text(value: Any) -> str:
 def strip_amend_notes(text: str) -> str:
     """Remove the leading ``[Amended …]`` notes that amend stacked on a value."""
     while True:
-        match = re.match(_AMENDED_PREFIX, text)
+        match = _rx(_AMENDED_PREFIX).match(text)
         if not match:
             return text
         text = text[match.end():]

@@ -280,14 +280,18 @@ class Index:
             out[store] = meta[5] if meta and meta[0] != -1 else 0
         return out
 
-    def ordered(self, stores: list[str], where: Where | None = None) -> Iterator[tuple[str, str, dict]]:
-        """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key."""
+    def ordered(self, stores: list[str], where: Where | None = None,
+                limited: bool = False) -> Iterator[tuple[str, str, dict]]:
+        """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key.
+        ``limited``: the caller stops after a few (it has a limit)."""
         where = where or Where()
         marks = ",".join("?" * len(stores))
-        # Every store: `+store` keeps SQLite off the primary key (which would read and sort
-        # every row), so it walks by_time in result order and stops at the caller's limit
-        # (a one-word search at 10,000 entries: ~1.5 ms instead of ~60).
-        column = "+store" if set(stores) >= set(model.STORES) else "store"
+        # Every store and a limit: `+store` keeps SQLite off the primary key (which would read
+        # and sort every row), so it walks by_time in result order and stops at the caller's
+        # limit (a one-word search at 10,000 entries: ~1.5 ms instead of ~60). Without a limit
+        # every row is read anyway, and reading the table in its order, then sorting what
+        # passed, is faster than a lookup per row from by_time (`list --tag` at 10,000: ~20 ms).
+        column = "+store" if limited and set(stores) >= set(model.STORES) else "store"
         cursor = self.db.execute(
             f"SELECT store, key, body FROM entries WHERE {column} IN ({marks}) AND {where.sql()} "
             "ORDER BY ts DESC, rank, key", [*stores, *where.params])
