@@ -38,7 +38,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TREE = HERE.parent
 sys.path.insert(0, str(HERE))
-import build  # noqa: E402
+import build
+import resultsfile
 
 PY = sys.executable
 WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench"))
@@ -103,12 +104,7 @@ def write(results: dict[int, list], against: str, head_rev: str) -> None:
              "| entries | operation | old ms | new ms | new/old |", "|---|---|---|---|---|"]
     for n, rows in results.items():
         lines += [f"| {n} | {name} | {o:.1f} | {v:.1f} | {v / o:.3f} |" for name, o, v in rows]
-    path = HERE / "results.md"
-    head = "# ctx benchmark results\n\nNewest first; written by `python bench/run.py`.\n\n"
-    text = path.read_text(encoding="utf-8") if path.exists() else head
-    body = text[len(head):] if text.startswith(head) else text
-    path.write_text(head + "\n".join(lines) + "\n\n" + body, encoding="utf-8")
-    print(f"written to {path}")
+    print(f"written to {resultsfile.prepend(lines)}")
 
 
 def git(*args: str) -> str:

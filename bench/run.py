@@ -28,7 +28,8 @@ from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build  # noqa: E402
+import build
+import resultsfile
 
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
@@ -114,7 +115,6 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
     subprocess.run([CTX, "doctor"], env=env, stdout=subprocess.DEVNULL)  # settle: hooks, config
     memory = str(root / "memory")
     all_stores = ["operator", "shared", "agent"]
-    key = "entry_%06d" % (n // 2 if n // 2 in range(n) else 0)
     shared = json.loads((root / "memory" / "shared.json").read_text())["entries"]
     key = next(k for k in shared if k.startswith("entry_"))
     rows = []
@@ -194,12 +194,7 @@ def write_results(all_rows: dict[int, list], args) -> None:
             ratio = f"{ours / base:.2f}" if base else ""
             floor = f"{base:.1f}" if base else ""
             lines.append(f"| {n} | {name} | {ours:.1f} | {floor} | {ratio} | {note} |")
-    results = HERE / "results.md"
-    head = "# ctx benchmark results\n\nNewest first; written by `python bench/run.py`.\n\n"
-    old = results.read_text(encoding="utf-8") if results.exists() else head
-    body = old[len(head):] if old.startswith(head) else old
-    results.write_text(head + "\n".join(lines) + "\n\n" + body, encoding="utf-8")
-    print(f"written to {results}")
+    print(f"written to {resultsfile.prepend(lines)}")
 
 
 def main() -> None:

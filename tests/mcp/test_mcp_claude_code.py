@@ -13,13 +13,12 @@ import json
 import os
 import shutil
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from support.gitutil import run_ctx
+from support.standin import StandIn, server_sent_events
 
 pytestmark = pytest.mark.slow
 
@@ -68,53 +67,26 @@ def _events(blocks: list[dict], stop: str) -> bytes:
     events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                   "usage": {"output_tokens": 1}}),
                ("message_stop", {"type": "message_stop"})]
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+    return server_sent_events(events)
 
 
-class Model:
-    """A stand-in for the model on 127.0.0.1: records every request; waits for the MCP
-    servers (Claude Code's WaitForMcpServers) if ctx's tools are not offered yet, then
-    calls mcp__ctx__get once, then answers "done"."""
+class Model(StandIn):
+    """The model on 127.0.0.1: waits for the MCP servers (Claude Code's WaitForMcpServers)
+    if ctx's tools are not offered yet, then calls mcp__ctx__get once, then answers "done"."""
 
     def __init__(self) -> None:
-        self.requests: list[dict] = []
+        super().__init__()
         self.waited = self.called = False
-        model = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
+    def answer(self, path: str, data: dict) -> tuple[str, bytes]:
+        if not data.get("stream"):
+            return "application/json", json.dumps({
+                "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+        return "text/event-stream", self.stream(data)
 
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    data = json.loads(body)
-                except ValueError:
-                    data = {}
-                model.requests.append(data)
-                if not data.get("stream"):
-                    self._send("application/json", json.dumps({
-                        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode())
-                    return
-                self._send("text/event-stream", model.answer(data))
-
-            def do_GET(self) -> None:
-                self.send_response(404)
-                self.end_headers()
-
-            def _send(self, kind: str, out: bytes) -> None:
-                self.send_response(200)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def answer(self, data: dict) -> bytes:
+    def stream(self, data: dict) -> bytes:
         names = [t.get("name") for t in data.get("tools", [])]
         if "mcp__ctx__get" not in names and "WaitForMcpServers" in names and not self.waited:
             self.waited = True
@@ -125,14 +97,6 @@ class Model:
             return _events([{"type": "tool_use", "id": "toolu_get", "name": "mcp__ctx__get",
                              "input": {"key": "decision_pool"}}], "tool_use")
         return _events([{"type": "text", "text": "done"}], "end_turn")
-
-    def __enter__(self) -> Model:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _tool_results(requests: list[dict]) -> list[str]:

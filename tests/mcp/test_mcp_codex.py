@@ -23,14 +23,13 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import tomllib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from support.gitutil import run_ctx
+from support.standin import StandIn, server_sent_events
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +81,7 @@ def _stream(number: int, item: dict) -> bytes:
               {"type": "response.output_item.added", "output_index": 0, "item": added}, *deltas,
               {"type": "response.output_item.done", "output_index": 0, "item": item},
               {"type": "response.completed", "response": {"id": rid, "usage": usage}}]
-    return "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events).encode()
+    return server_sent_events([(event["type"], event) for event in events])
 
 
 def _ctx_tools(data: dict) -> dict[str, dict]:
@@ -102,46 +101,18 @@ def _tool_names(data: dict) -> list[str]:
     return names
 
 
-class Model:
-    """A stand-in for the model on 127.0.0.1 (Codex POSTs to BASE_URL/responses):
-    records every request; calls ctx's `get` once when it is offered, then answers "done"."""
+class Model(StandIn):
+    """The model on 127.0.0.1 (Codex POSTs to BASE_URL/responses): calls ctx's `get` once
+    when it is offered, then answers "done"."""
 
     def __init__(self) -> None:
-        self.requests: list[dict] = []
+        super().__init__()
         self.called = False
-        model = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
+    def answer(self, path: str, data: dict) -> tuple[str, bytes] | None:
+        return ("text/event-stream", self.stream(data)) if path.endswith("/responses") else None
 
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    data = json.loads(body)
-                except ValueError:
-                    data = {}
-                model.requests.append({"path": self.path, "authorization": self.headers.get("authorization"),
-                                       **data})
-                if not self.path.endswith("/responses"):
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                out = model.answer(data)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def do_GET(self) -> None:
-                self.send_response(404)
-                self.end_headers()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def answer(self, data: dict) -> bytes:
+    def stream(self, data: dict) -> bytes:
         number = len(self.requests)
         if "get" in _ctx_tools(data) and not self.called:
             self.called = True
@@ -150,14 +121,6 @@ class Model:
                                     "arguments": json.dumps({"key": "decision_pool"})})
         return _stream(number, {"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed",
                                 "content": [{"type": "output_text", "text": "done", "annotations": []}]})
-
-    def __enter__(self) -> Model:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _tool_results(requests: list[dict]) -> list[str]:

@@ -1,0 +1,67 @@
+"""A stand-in for a model provider on 127.0.0.1, for the tests that run a real harness
+(Claude Code, Codex) offline: it records every request it is sent, and a subclass's
+``answer`` says what each POST gets back."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class StandIn:
+    """``url`` is where the harness sends its model requests; ``requests`` holds each
+    POST's JSON body, with its ``path`` and ``authorization`` header beside it."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                try:
+                    data = json.loads(body)
+                except ValueError:
+                    data = {}
+                stand_in.requests.append({**data, "path": self.path,
+                                          "authorization": self.headers.get("authorization")})
+                found = stand_in.answer(self.path, data)
+                if found is None:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                kind, out = found
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def do_GET(self) -> None:
+                self.send_response(404)
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def answer(self, path: str, data: dict[str, Any]) -> tuple[str, bytes] | None:
+        """The content type and body for a POST to ``path`` (None: 404)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> StandIn:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def server_sent_events(events: list[tuple[str, dict[str, Any]]]) -> bytes:
+    """A stream of server-sent events: each an ``event:`` name and its JSON ``data``."""
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
