@@ -222,10 +222,10 @@ def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: 
 def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
     """Append the commits since the stored tip (or read the whole log again); False when
     the history cannot be read."""
-    if _tip(db) != head:
+    if _tip(db) is None:  # no usable log (none, another layout, a half-made one): read it all again
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'log_state'").fetchone() and \
                 db.execute("SELECT value FROM log_state WHERE name = 'version'").fetchone() != (VERSION,):
-            db.executescript(_DROP)  # another layout (or a half-made one): read it all again
+            db.executescript(_DROP)
         db.executescript(_TABLES)
     for attempt in range(3):  # another process may bring it up to date meanwhile: then use its work
         if attempt:
