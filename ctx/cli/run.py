@@ -173,7 +173,7 @@ def after_write(run: Run) -> None:
             try:
                 from ctxgit.porcelain.since import catch_up
                 catch_up(root)
-            except Exception:  # noqa: the log is a cache; the next brief or start reads the history
+            except Exception:  # the log is a cache; the next brief or start reads the history
                 pass
 
 

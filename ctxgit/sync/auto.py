@@ -162,7 +162,7 @@ def pull_first(root: Path) -> str | None:
         if "gave no answer" in text:
             return f"{remote} did not answer within {seconds:g} s (sync-timeout); showing the local context"
         return f"could not pull from {remote} ({text}); showing the local context"
-    except Exception as exc:  # noqa: reading the context must not depend on the network
+    except Exception as exc:  # reading the context must not depend on the network
         return f"could not pull from {remote} ({type(exc).__name__}: {exc}); showing the local context"
     if pulled.kind == "conflict":
         files = ", ".join(pulled.text_conflicts)
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     transport.never_prompt(root)
     try:
         run(root)
-    except Exception as exc:  # noqa: a background run leaves a line, not a traceback
+    except Exception as exc:  # a background run leaves a line, not a traceback
         state.log(root, f"auto-sync stopped by an internal error: {type(exc).__name__}: {exc}")
         return 1
     return 0

@@ -18,7 +18,7 @@ class Callbacks(pygit2.RemoteCallbacks):
     error after a few refusals instead of a loop."""
 
     def __init__(self) -> None:
-        super().__init__()  # noqa: the credential helper is asked only when the remote asks
+        super().__init__()  # the credential helper is asked only when the remote asks
         self.tries = 0
         self.rejected: dict[str, str] = {}
 

@@ -138,7 +138,7 @@ def after_write(root: Path) -> bool:
             return False
         spawn(root)
         return True
-    except Exception:  # noqa: the write is done whatever happens here
+    except Exception:  # the write is done whatever happens here
         return False
 
 

@@ -11,43 +11,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from support.gitutil import run_ctx
-from support.standin import StandIn, server_sent_events
+from support.standin import StandIn, harness_from_npm, server_sent_events
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="session")
 def claude(tmp_path_factory) -> str:
-    given = os.environ.get("CTX_TEST_CLAUDE")
-    if given:
-        return given
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed")
     where = tmp_path_factory.mktemp("claude-code")
-    try:
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                               "@anthropic-ai/claude-code"], cwd=where, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        pytest.skip("npm install @anthropic-ai/claude-code timed out")
-    program = where / "node_modules" / ".bin" / "claude"
-    if done.returncode != 0 or not program.exists():
-        pytest.skip(f"@anthropic-ai/claude-code could not be installed: {done.stderr.strip()[-300:]}")
-    try:
-        version = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=120,
-                                 env={**os.environ, "HOME": str(where)})
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"claude does not run here: {exc}")
-    if version.returncode != 0:
-        pytest.skip(f"claude does not run here: {version.stderr.strip()[-300:]}")
-    return str(program)
+    return harness_from_npm(where, "@anthropic-ai/claude-code", "claude", os.environ.get("CTX_TEST_CLAUDE"),
+                            {"HOME": str(where)})
 
 
 def _events(blocks: list[dict], stop: str) -> bytes:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from support.gitutil import run_ctx
-from support.standin import StandIn, server_sent_events
+from support.standin import StandIn, harness_from_npm, server_sent_events
 
 pytestmark = pytest.mark.slow
 
@@ -39,31 +38,11 @@ NAMESPACE = "mcp__ctx"
 
 @pytest.fixture(scope="session")
 def codex(tmp_path_factory) -> str:
-    given = os.environ.get("CTX_TEST_CODEX")
-    if given:
-        return given
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed")
     where = tmp_path_factory.mktemp("codex")
-    try:
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "@openai/codex"],
-                              cwd=where, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        pytest.skip("npm install @openai/codex timed out")
-    program = where / "node_modules" / ".bin" / "codex"
-    if done.returncode != 0 or not program.exists():
-        pytest.skip(f"@openai/codex could not be installed: {done.stderr.strip()[-300:]}")
     home = where / "home"
     (home / ".codex").mkdir(parents=True)
-    try:
-        version = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=120,
-                                 env={**os.environ, "HOME": str(home), "CODEX_HOME": str(home / ".codex")})
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"codex does not run here: {exc}")
-    if version.returncode != 0:  # e.g. the optional platform package was not installed
-        pytest.skip(f"codex does not run here: {version.stderr.strip()[-300:]}")
-    return str(program)
+    return harness_from_npm(where, "@openai/codex", "codex", os.environ.get("CTX_TEST_CODEX"),
+                            {"HOME": str(home), "CODEX_HOME": str(home / ".codex")})
 
 
 def _stream(number: int, item: dict) -> bytes:

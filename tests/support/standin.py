@@ -1,13 +1,19 @@
-"""A stand-in for a model provider on 127.0.0.1, for the tests that run a real harness
-(Claude Code, Codex) offline: it records every request it is sent, and a subclass's
-``answer`` says what each POST gets back."""
+"""For the tests that run a real harness (Claude Code, Codex) offline: the harness
+itself, from npm, and a stand-in for its model provider on 127.0.0.1 that records
+every request it is sent (a subclass's ``answer`` says what each POST gets back)."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 class StandIn:
@@ -65,3 +71,31 @@ class StandIn:
 def server_sent_events(events: list[tuple[str, dict[str, Any]]]) -> bytes:
     """A stream of server-sent events: each an ``event:`` name and its JSON ``data``."""
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+
+
+def harness_from_npm(where: Path, package: str, program: str, given: str | None,
+                     env: dict[str, str] | None = None) -> str:
+    """A harness's executable: ``given`` (an environment variable's path), else ``package``
+    installed from npm into ``where`` and checked with ``--version`` (``env`` added to the
+    environment); the test is skipped when it cannot be had."""
+    if given:
+        return given
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed")
+    try:
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", package],
+                              cwd=where, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"npm install {package} timed out")
+    found = where / "node_modules" / ".bin" / program
+    if done.returncode != 0 or not found.exists():
+        pytest.skip(f"{package} could not be installed: {done.stderr.strip()[-300:]}")
+    try:
+        version = subprocess.run([str(found), "--version"], capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, **(env or {})})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"{program} does not run here: {exc}")
+    if version.returncode != 0:  # e.g. an optional platform package was not installed
+        pytest.skip(f"{program} does not run here: {version.stderr.strip()[-300:]}")
+    return str(found)

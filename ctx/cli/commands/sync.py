@@ -217,7 +217,7 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
         if found is not None:
             notices.append(f"a merge with {found.label} waits: {found.next_step()}")
         return notices, state.brief_line(root)
-    except Exception:  # noqa: the brief is shown without the sync state
+    except Exception:  # the brief is shown without the sync state
         return [], None
 
 
