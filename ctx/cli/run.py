@@ -171,8 +171,10 @@ def after_write(run: Run) -> None:
             pass
         if root in authored:  # only an author has a last session to tell news from
             try:
-                from ctxgit.porcelain.since import catch_up
-                catch_up(root)
+                from ctxgit.porcelain import sincelag
+                if sincelag.due(root):
+                    from ctxgit.porcelain.since import catch_up
+                    catch_up(root)
             except Exception:  # the log is a cache; the next brief or start reads the history
                 pass
 

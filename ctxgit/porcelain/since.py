@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 from ctx.model import STORES
 from ctxgit.plumbing.refs import head_id
 from ctxgit.plumbing.trailers import trailers
+from ctxgit.porcelain import sincelag
 
 VERSION = "1"
 LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 takes over
@@ -190,9 +191,9 @@ def _tip(db: sqlite3.Connection) -> str | None:
 
 
 def catch_up(root: Path) -> bool:
-    """Bring the stored log up to HEAD: after a write, so that ``ctx start`` (which writes
-    nothing, and reads the commits past the log's tip into memory each time) finds it
-    current. Usually one loose commit to read. False when there is no log to keep."""
+    """Bring the stored log up to HEAD: after writes (``sincelag.py`` says which), so that
+    ``ctx start`` (which writes nothing, and reads the commits past the log's tip into
+    memory each time) finds it nearly current. False when there is no log to keep."""
     head = head_id(root)
     if head is None:
         return False
@@ -221,7 +222,7 @@ def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: 
 
 def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
     """Append the commits since the stored tip (or read the whole log again); False when
-    the history cannot be read."""
+    the history cannot be read. At HEAD, the count of writes behind it starts again."""
     if _tip(db) is None:  # no usable log (none, another layout, a half-made one): read it all again
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'log_state'").fetchone() and \
                 db.execute("SELECT value FROM log_state WHERE name = 'version'").fetchone() != (VERSION,):
@@ -255,6 +256,7 @@ def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
         break
     else:
         return False
+    sincelag.reset(root)
     return True
 
 

@@ -361,14 +361,32 @@ def test_merged_in_commits_come_just_before_their_merge():
     assert [row[0] for row in since_module._ordered(newer, "m2")] == ["a3", "b3", "m2"]
 
 
-def test_a_write_brings_the_log_to_head(root, write):
+def test_writes_bring_the_log_to_head_every_few_writes(root, write):
     """ctx start writes nothing: it reads the commits past the log's tip into memory each
-    time. So every write by an author brings the log up to its commit."""
+    time. So the first write builds the log and every EVERY-th write brings it to HEAD."""
+    from ctxgit.porcelain import sincelag
     write("set", "mark", "A was here", author=A)
     assert log_tip(root) == commit_ids(root)[0]  # built by the first write
+    built = commit_ids(root)[0]
     write("set", "x", "1", author=B)
     write("amend", "x", "a note", author=C)
-    assert log_tip(root) == commit_ids(root)[0]
+    assert log_tip(root) == built  # behind by two: start reads those two in memory
     before = ctx_dir_bytes(root)
     assert rows(since_last_session(root, A, write=False)) == [("x", C, "amended")]
     assert ctx_dir_bytes(root) == before
+    for n in range(sincelag.EVERY - 3):
+        write("set", f"more_{n}", "v", author=B)
+    assert log_tip(root) == built
+    write("set", "last", "v", author=B)  # the EVERY-th write since the log was at HEAD
+    assert log_tip(root) == commit_ids(root)[0]
+    assert rows(since_last_session(root, A, write=False))[0] == ("last", B, "new")
+
+
+def test_the_lag_count_starts_again_when_the_log_is_at_head(tmp_path):
+    from ctxgit.porcelain import sincelag
+    (tmp_path / ".git" / "ctx").mkdir(parents=True)
+    assert sincelag.due(tmp_path)  # no count: bring the log up
+    sincelag.reset(tmp_path)
+    assert [sincelag.due(tmp_path) for _ in range(sincelag.EVERY)] == [False] * (sincelag.EVERY - 1) + [True]
+    (tmp_path / ".git" / "ctx" / sincelag.NAME).write_text("garbled")
+    assert sincelag.due(tmp_path)

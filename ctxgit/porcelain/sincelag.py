@@ -1,0 +1,52 @@
+"""How far the "since your last session" log (``since.py``) may fall behind the writes.
+
+``ctx start`` writes nothing, so it reads the commits past the stored log's tip
+into memory each time: a few cost little, a whole history a lot. Bringing the
+log up to HEAD after every write costs each write a few milliseconds (loading
+``since.py``, a SQLite transaction). So a write only counts itself here, in a
+small file beside the log (never committed), and every ``EVERY``-th write, or
+the first when there is no count, brings the log up to date: ``ctx start``
+then reads at most that many commits in memory (plus what a pull brought in
+since the last ``ctx brief``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+EVERY = 8
+NAME = "since-lag"  # in .git/ctx/: writes since the log was brought up to HEAD
+
+
+def _path(root: Path) -> Path:
+    return Path(root) / ".git" / "ctx" / NAME
+
+
+def due(root: Path) -> bool:
+    """Count this write; True when the log should be brought up to HEAD now."""
+    path = _path(root)
+    try:
+        count = int(path.read_bytes() or b"x") + 1
+    except (OSError, ValueError):
+        return True  # no count yet (or a garbled one): bring the log up now
+    if count >= EVERY:
+        return True
+    try:
+        path.write_bytes(b"%d" % count)  # a count lost to a race is harmless: it only delays
+    except OSError:
+        return True
+    return False
+
+
+def reset(root: Path) -> None:
+    """The log is at HEAD: no write is behind it."""
+    path = _path(root)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"0")
+    finally:
+        os.close(fd)
