@@ -272,12 +272,33 @@ class Verdict:
 def verify_commit(commit: Any, settings: dict, cwd: Path | None = None) -> Verdict:
     """The verdict on one pygit2 commit's signature."""
     signature, payload = commit.gpg_signature
+    return _verify(signature, payload, commit.commit_time, settings, cwd)
+
+
+VERIFIERS = max(2, min(8, (os.cpu_count() or 1) * 2))  # processes at once: each mostly waits for its child
+
+
+def verify_many(repo: Any, ids: list[str], settings: dict, cwd: Path | None = None) -> list[Verdict]:
+    """The verdicts on the commits ``ids``, in their order. Each signature takes one or two
+    verifier processes (``ssh-keygen``, ``gpg``): they run a few at a time, the commits read
+    beforehand on this thread (a pygit2 repository is not shared between threads)."""
+    signed = [(*repo[cid].gpg_signature, repo[cid].commit_time) for cid in ids]
+    if len(signed) < 2:
+        return [_verify(sig, payload, when, settings, cwd) for sig, payload, when in signed]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=min(VERIFIERS, len(signed))) as pool:
+        return list(pool.map(lambda one: _verify(one[0], one[1], one[2], settings, cwd), signed))
+
+
+def _verify(signature: bytes | None, payload: bytes | None, when: int, settings: dict,
+            cwd: Path | None) -> Verdict:
     if not signature:
         return Verdict(UNSIGNED)
+    payload = payload or b""
     text = signature.decode("utf-8", "replace")
     try:
         if "-----BEGIN SSH SIGNATURE-----" in text:
-            return _verify_ssh(signature, payload, settings, commit.commit_time, cwd)
+            return _verify_ssh(signature, payload, settings, when, cwd)
         form = "x509" if "-----BEGIN SIGNED MESSAGE-----" in text else "openpgp"
         return _verify_gpg(signature, payload, settings, form, cwd)
     except GitError as exc:  # the verifier could not be run: nothing is proven either way
@@ -362,7 +383,8 @@ def verify_ids(repo: Any, ids: Iterable[str]) -> dict[str, Verdict]:
     """``ctx log --verify``: the verdict on each commit, by id."""
     workdir = Path(repo.workdir) if repo.workdir else None
     settings = verify_config(repo.config, workdir)
-    return {cid: verify_commit(repo[cid], settings, workdir) for cid in ids}
+    ids = list(ids)
+    return dict(zip(ids, verify_many(repo, ids, settings, workdir), strict=True))
 
 
 def untrusted_commits(repo: Any, commit_ids: Iterable[Any]) -> list[tuple[str, str, str]]:
@@ -370,12 +392,12 @@ def untrusted_commits(repo: Any, commit_ids: Iterable[Any]) -> list[tuple[str, s
     given: (commit id, "Author <email>", why)."""
     workdir = Path(repo.workdir) if repo.workdir else None
     settings = verify_config(repo.config, workdir)
+    ids = [str(cid) for cid in commit_ids]
     out = []
-    for cid in commit_ids:
-        commit = repo[cid]
-        verdict = verify_commit(commit, settings, workdir)
+    for cid, verdict in zip(ids, verify_many(repo, ids, settings, workdir), strict=True):
         if verdict.status != GOOD:
-            out.append((str(commit.id), f"{commit.author.name} <{commit.author.email}>", verdict.why()))
+            author = repo[cid].author
+            out.append((cid, f"{author.name} <{author.email}>", verdict.why()))
     return out
 
 
