@@ -155,10 +155,10 @@ NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-
 
 def after_write(run: Run) -> None:
     """After a write: auto-sync's background push (``ctxgit/sync/trigger.py``) when this
-    machine turned it on (a file read when off), then the history log that "since your
-    last session" reads is brought up to the new commit (``ctxgit/porcelain/since.py``:
-    ``ctx start`` writes nothing, so it would read every commit past the log each time).
-    Never fails the write."""
+    machine turned it on (a file read when off); then, every few writes
+    (``ctxgit/porcelain/sincelag.py``), the history log that "since your last session"
+    reads is brought up to HEAD (``ctx start`` writes nothing, so it reads every commit
+    past the log each time). Never fails the write."""
     if flag("CTX_NO_GIT"):
         return
     authored = {context.root for context in run.contexts if context.author}
