@@ -129,6 +129,22 @@ def test_the_fast_door_never_imports_click_or_pygit2(root, run):
 
 
 @pytest.mark.slow
+def test_a_read_through_the_index_loads_only_what_it_uses(root, run):
+    """`ctx get` of a text value and `ctx list` answer from the index (entries in marshal
+    form): neither json, the store's layout code, threading nor typing is loaded."""
+    _fill(run)
+    assert run("list").exit_code == 0  # the index is built
+    heavy = ("json", "ctx.storage.textlayout", "threading", "typing", "dataclasses", "unicodedata")
+    code = ("import sys; sys.argv = ['ctx'] + sys.argv[1:]\n"
+            "from ctx.cli.fast import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print('LOADED', [m for m in {heavy!r} if m in sys.modules])")
+    for args in (["get", "k"], ["list", "--tag", "t1"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=_env())
+        assert out.stdout.strip().endswith("LOADED []"), (args, out.stdout, out.stderr)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("door", ["fast", "click"])
 def test_ctrl_c_exits_130_through_both_doors(root, run, door):
     """A write waiting for the lock is interrupted: one line, exit 130, nothing written."""
