@@ -352,6 +352,9 @@ def _verify_gpg(signature: bytes, payload: bytes, settings: dict, form: str, cwd
     for line in done.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("[GNUPG:] "):
             word, _, rest = line[9:].partition(" ")
+            if word == "ERROR":  # kept by where it failed: gpgsm's ERROR verify.findkey CODE
+                where, _, rest = rest.partition(" ")
+                word = f"ERROR {where}"
             status.setdefault(word, rest.split(" ", 1))
     def who(word: str) -> str:
         parts = status[word]
@@ -374,6 +377,8 @@ def _verify_gpg(signature: bytes, payload: bytes, settings: dict, form: str, cwd
     if "NO_PUBKEY" in status or "ERRSIG" in status:
         key = (status.get("NO_PUBKEY") or status.get("ERRSIG") or ["?"])[0]
         return Verdict(UNKNOWN, detail=f"key {key} is not in the keyring")
+    if "ERROR verify.findkey" in status:  # gpgsm's NO_PUBKEY: the signer's certificate is not in its keybox
+        return Verdict(UNKNOWN, detail="gpgsm found no certificate for the signer")
     return Verdict(BAD, detail=_first_line(done.stderr))
 
 

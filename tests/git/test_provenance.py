@@ -29,6 +29,7 @@ from support.gitutil import (
     status_lines,
     subject,
 )
+from support.signutil import forge, identity, signature_header, spy_fast_commits, verified
 from support.syncutil import network
 
 SSH = shutil.which("ssh-keygen")
@@ -56,11 +57,6 @@ def allow(allowed: Path, principal: str, key: Path) -> Path:
     return allowed
 
 
-def identity(repo: Path, name: str = "Olive Operator", email: str = "olive@example.org") -> None:
-    git(repo, "config", "user.name", name)
-    git(repo, "config", "user.email", email)
-
-
 def ssh_signing(repo: Path, key: Path | str, allowed: Path | None = None, program: Path | None = None) -> None:
     git(repo, "config", "gpg.format", "ssh")
     git(repo, "config", "user.signingkey", f"{key}.pub" if isinstance(key, Path) else key)
@@ -71,31 +67,10 @@ def ssh_signing(repo: Path, key: Path | str, allowed: Path | None = None, progra
         git(repo, "config", "gpg.ssh.program", str(program))
 
 
-def verified(repo: Path, rev: str = "HEAD") -> bool:
-    return git(repo, "verify-commit", rev, check=False).returncode == 0
-
-
-def signature_header(repo: Path, rev: str = "HEAD") -> bool:
-    return "\ngpgsig " in git_out(repo, "cat-file", "commit", rev)
-
-
 @pytest.fixture
 def fast_commits(monkeypatch):
     """Every fast commit attempted: its result (None: fell back), or the error it raised."""
-    from ctxgit.plumbing import fastcommit
-    calls: list = []
-    real = fastcommit.commit_store
-
-    def spy(*args, **kwargs):
-        try:
-            done = real(*args, **kwargs)
-        except Exception as exc:
-            calls.append(exc)
-            raise
-        calls.append(done)
-        return done
-    monkeypatch.setattr(fastcommit, "commit_store", spy)
-    return calls
+    return spy_fast_commits(monkeypatch)
 
 
 @pytest.fixture
@@ -367,10 +342,7 @@ def test_log_verify_marks_good_unknown_bad_and_unsigned(run, signed_root, keys):
     assert run("set", "k", "mallory's", author="Agent Z").exit_code == 0
     git(root, "config", "user.signingkey", f"{keys[0]}.pub")
     assert run("set", "k", "to be forged", author="Agent Z").exit_code == 0
-    raw = git_out(root, "cat-file", "commit", "HEAD").replace("to be forged", "forged value")
-    forged = subprocess.run(["git", "-C", str(root), "hash-object", "-t", "commit", "-w", "--stdin"],
-                            input=raw, capture_output=True, text=True, check=True).stdout.strip()
-    git(root, "update-ref", "refs/heads/main", forged)
+    forge(root, "to be forged", "forged value")
     rows = json.loads(run("log", "--verify", "--json").stdout)
     assert [r["signature"] for r in rows] == ["bad", "unknown signer", "good", "unsigned"]
     assert rows[2]["signer"] == "olive@example.org" and rows[0]["committer"] == "Olive Operator"
