@@ -391,6 +391,29 @@ def test_auto_sync_on_two_machines(tmp_path, monkeypatch):
     assert reached < 5
 
 
+def test_the_background_sync_takes_what_it_pulled_into_the_since_log(tmp_path, monkeypatch):
+    """Others' commits that a background sync brings in go into the since-log there, not
+    into every later `ctx start`'s memory."""
+    from ctx.storage.index import index_path
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")
+    _, (a, b) = network(tmp_path, "A", "B")
+    for n in range(3):
+        a.ok("set", f"news_{n}", "written on A")
+    a.ok("push")
+    b.ok("brief")  # B's log, at its HEAD
+    b.ok("set", "mine", "written on B")  # main ahead: the background sync has something to do
+    monkeypatch.setenv("CTX_AUTHOR", "B")
+    auto.run(b.root)  # what the spawned process runs
+    assert "received 3 commits" in (b.root / ".git" / "ctx" / "sync.log").read_text()
+    import sqlite3
+    db = sqlite3.connect(index_path(b.root))
+    try:
+        tip = db.execute("SELECT value FROM log_state WHERE name = 'tip'").fetchone()[0]
+    finally:
+        db.close()
+    assert tip == b.head()
+
+
 # --- conflict markers are never committed --------------------------------------------------
 
 def test_conflict_markers_anywhere_are_reported_and_never_committed(tmp_path):

@@ -390,3 +390,19 @@ def test_the_lag_count_starts_again_when_the_log_is_at_head(tmp_path):
     assert [sincelag.due(tmp_path) for _ in range(sincelag.EVERY)] == [False] * (sincelag.EVERY - 1) + [True]
     (tmp_path / ".git" / "ctx" / sincelag.NAME).write_text("garbled")
     assert sincelag.due(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["pull", "sync"])
+def test_a_pull_brings_the_log_to_head_at_once(tmp_path, command):
+    """Others' commits arrive many at a time: after `ctx pull` or `ctx sync` the log holds
+    them, so `ctx start` need not read them in memory."""
+    from support.syncutil import network
+    _, (one, two) = network(tmp_path, "Agent One", "Agent Two")
+    one.ok("brief")  # the log, at HEAD
+    for n in range(5):
+        two.ok("set", f"news_{n}", "from two")
+    two.ok("push")
+    one.ok(command)
+    assert log_tip(one.root) == commit_ids(one.root)[0]
+    found = since_last_session(one.root, "Agent One", write=False)
+    assert {c.key for c in found.changes} == {f"news_{n}" for n in range(5)}
