@@ -300,8 +300,11 @@ def test_an_empty_context_serves_and_the_first_write_makes_it(root):
     assert commit_count(root) >= 1
 
 
-def test_stdio_that_is_no_pipe_is_served_by_the_sdks_own_transport(root, tmp_path):
-    """Requests from a file, answers to a file (no pipes): the same answers, one a line."""
+@pytest.mark.parametrize("wire", ["file", "pipe"])
+def test_requests_then_the_end_of_stdin_are_all_answered(root, tmp_path, wire):
+    """A client that writes its requests and closes stdin at once (requests from a file: the
+    SDK's own transport; or through a pipe) gets every answer, the last write's included:
+    the SDK cancels what still runs at the end of stdin, so the server holds that end back."""
     import os
     import subprocess
     import sys
@@ -312,13 +315,24 @@ def test_stdio_that_is_no_pipe_is_served_by_the_sdks_own_transport(root, tmp_pat
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get", "arguments": {"key": "k"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "set", "arguments": {"key": "last", "value": "written at the end"}}},
     )) + "\n")
     answers = tmp_path / "answers.jsonl"
-    with open(requests) as stdin, open(answers, "w") as stdout:
-        done = subprocess.run([sys.executable, "-m", "ctx", "mcp"], stdin=stdin, stdout=stdout,
-                              stderr=subprocess.PIPE, env=dict(os.environ), timeout=120)
+    command = [sys.executable, "-m", "ctx", "mcp"]
+    with open(answers, "w") as stdout:
+        if wire == "file":
+            with open(requests) as stdin:
+                done = subprocess.run(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                                      env=dict(os.environ), timeout=120)
+        else:
+            done = subprocess.run(command, input=requests.read_bytes(), stdout=stdout, stderr=subprocess.PIPE,
+                                  env=dict(os.environ), timeout=120)
     assert done.returncode == 0, done.stderr
     replies = {m["id"]: m for m in map(json.loads, answers.read_text().splitlines())}
+    assert sorted(replies) == [1, 2, 3], replies
     assert replies[1]["result"]["serverInfo"]["name"] == "ctx"
     assert replies[2]["result"]["structuredContent"]["entry"]["value"] == "v"
     assert replies[2]["result"]["content"][0]["text"] == ctx_ok("get", "k").stdout
+    assert replies[3]["result"]["structuredContent"]["key"] == "last"
+    assert json.loads(ctx_ok("get", "last", "--json").stdout)["entry"]["value"] == "written at the end"

@@ -24,7 +24,8 @@ Resources: ``ctx://rules`` (RULES.md), ``ctx://brief`` (the brief),
 ``ctx://summary/latest`` (the newest session summary).
 
 stdio is the SDK's ``stdio_server``, fed by ``pipes.py`` (the event loop's
-pipe transports instead of a worker thread per line) when both ends are pipes.
+pipe transports instead of a worker thread per line) when both ends are pipes;
+``drain.py`` holds back the end of stdin until every request is answered.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from mcp.shared.exceptions import MCPError
 
 from ctx import __version__, settings
 from ctx.cli.exits import ExitStatus, error_line, internal_error_line
+from ctx.cli.mcp.drain import answered_before_eof
 from ctx.cli.mcp.pipes import pipes
 from ctx.cli.mcp.tools import Tool, has_remote, structured, tools
 from ctx.cli.run import CapturingRun, git_recorder, invoke
@@ -226,8 +228,9 @@ def serve(author: str | None = None) -> None:
     async def main() -> None:
         async with pipes() as wire:
             transport = stdio_server() if wire is None else stdio_server(cast(Any, wire[0]), cast(Any, wire[1]))
-            async with transport as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+            async with transport as (read_stream, write_stream), \
+                    answered_before_eof(read_stream, write_stream) as (reads, writes):
+                await server.run(reads, writes, server.create_initialization_options())
 
     try:
         anyio.run(main)
