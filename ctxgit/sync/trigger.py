@@ -105,12 +105,6 @@ def lock_path(root: Path) -> Path:
     return Path(root) / ".git" / LOCK
 
 
-def nothing_to_show(root: Path) -> bool:
-    """No remote and no merge waiting (git's ``MERGE_HEAD``; ``waiting.py`` reads it):
-    ``ctx start`` and ``ctx brief`` have nothing to pull and no sync state to show."""
-    return not remotes(root) and not (Path(root) / ".git" / "MERGE_HEAD").exists()
-
-
 def running(root: Path) -> bool:
     """True when a background push holds the lock now."""
     try:

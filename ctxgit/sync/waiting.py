@@ -15,7 +15,6 @@ this machine last committed them.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -49,6 +48,7 @@ def read(root: Path) -> Waiting | None:
     except (OSError, IndexError, UnicodeDecodeError):
         return None
     try:
+        import json  # only when a merge waits: ctx start reads this module on every session with a remote
         data = json.loads((git / STATE).read_text(encoding="utf-8"))
         label = str(data.get("label") or "the remote")
         paths = [str(p) for p in data.get("paths", [])]
@@ -66,6 +66,8 @@ def held_paths(root: Path) -> set[str]:
 def begin(root: Path, theirs: str, label: str, files: dict[str, bytes]) -> Waiting:
     """Leave ``files`` (merged, with markers) in the work tree and record the merge
     (call holding the context lock)."""
+    import json
+
     from ctx.storage.files import atomic_write
     root = Path(root)
     for path, data in files.items():

@@ -205,10 +205,10 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
     try:
         if flag("CTX_NO_GIT") or not (root / ".git").is_dir():
             return [], None
-        from ctxgit.sync import trigger
-        if trigger.nothing_to_show(root):
-            return [], None
-        from ctxgit.sync import auto, state, waiting
+        from ctxgit.sync import trigger, waiting
+        if waiting.read(root) is None and not trigger.remotes(root):
+            return [], None  # no remote, no merge waiting: nothing to pull or to show (plain file reads)
+        from ctxgit.sync import auto, state
         notices = []
         notice = auto.pull_first(root)
         if notice:
