@@ -147,10 +147,10 @@ def check_words(command: Command, values: dict[str, Any]) -> None:
 
 # commands that can take a while: a progress line on a terminal (``ctx/progress.py``)
 SLOW = ("sync", "clone", "pull", "push", "purge", "scan", "reindex")
-# commands after which auto-sync starts no push: they sync themselves, rewrite history (a purge is
-# published by hand), commit nothing, or run other commands that do (the MCP server)
 # commands that may bring in others' commits: the since-log takes them in at once
 PULLS = ("sync", "pull")
+# commands after which auto-sync starts no push: they sync themselves, rewrite history (a purge is
+# published by hand), commit nothing, or run other commands that do (the MCP server)
 NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-driver", "status", "purge",
                 "mcp", "wire", "view")
 
@@ -172,19 +172,8 @@ def after_write(run: Run) -> None:
         except OSError:
             pass
         if root in authored:  # only an author has a last session to tell news from
-            keep_log(root)
-
-
-def keep_log(root: Path, now: bool = False) -> None:
-    """Bring the since-log up to HEAD when ``sincelag`` says it is due (``now``: at once:
-    after a pull, whose commits could be many). Never fails the command."""
-    try:
-        from ctxgit.porcelain import sincelag
-        if now or sincelag.due(root):
-            from ctxgit.porcelain.since import catch_up
-            catch_up(root)
-    except Exception:  # the log is a cache; the next brief or start reads the history
-        pass
+            from ctxgit.porcelain import sincelag
+            sincelag.keep(root)
 
 
 def _call(command: Command, run: Run, values: dict[str, Any]) -> Any:
@@ -207,8 +196,9 @@ def invoke(command: Command, values: dict[str, Any], run: Run | None = None) -> 
         if not status and not command.reads and command.name not in NO_AUTO_SYNC:
             after_write(run)
         elif not status and command.name in PULLS and not flag("CTX_NO_GIT"):
+            from ctxgit.porcelain import sincelag
             for root in dict.fromkeys(context.root for context in run.contexts if context.author):
-                keep_log(root, now=True)
+                sincelag.keep(root, now=True)
         return int(status or 0)
     except CtxError as error:
         run.err(error_line(error))

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 from ctx.model import STORES
 from ctxgit.plumbing.refs import head_id
 from ctxgit.plumbing.trailers import trailers
-from ctxgit.porcelain import sincelag
 
 VERSION = "1"
 LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 takes over
@@ -222,7 +221,7 @@ def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: 
 
 def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
     """Append the commits since the stored tip (or read the whole log again); False when
-    the history cannot be read. At HEAD, the count of writes behind it starts again."""
+    the history cannot be read."""
     if _tip(db) is None:  # no usable log (none, another layout, a half-made one): read it all again
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'log_state'").fetchone() and \
                 db.execute("SELECT value FROM log_state WHERE name = 'version'").fetchone() != (VERSION,):
@@ -256,7 +255,6 @@ def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
         break
     else:
         return False
-    sincelag.reset(root)
     return True
 
 

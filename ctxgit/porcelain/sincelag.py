@@ -23,6 +23,19 @@ def _path(root: Path) -> Path:
     return Path(root) / ".git" / "ctx" / NAME
 
 
+def keep(root: Path, now: bool = False) -> None:
+    """After a write (``now``: after a pull, whose commits could be many): bring the log
+    up to HEAD when it is due. Never raises: the log is a cache, and the next ``ctx
+    brief`` or ``ctx start`` reads the history it lacks."""
+    try:
+        if now or due(root):
+            from ctxgit.porcelain.since import catch_up
+            if catch_up(root):
+                reset(root)
+    except Exception:  # a cache: it never fails the command
+        pass
+
+
 def due(root: Path) -> bool:
     """Count this write; True when the log should be brought up to HEAD now."""
     path = _path(root)

@@ -113,19 +113,10 @@ def _sync_while_ahead(root: Path) -> bool:
         line = describe(pulled, pushed)
         state.log(root, f"auto-sync: {line}")
         state.record(root, True, line, auto=True)
-        if pulled.received:
-            _keep_log(root)
+        if pulled.received:  # into the since-log here, in the background, not in every ctx start's memory
+            from ctxgit.porcelain import sincelag
+            sincelag.keep(root, now=True)
     return True
-
-
-def _keep_log(root: Path) -> None:
-    """What a pull brought in goes into the since-log here, in the background, rather than
-    being read in memory by every ``ctx start`` until a write or a brief takes it in."""
-    try:
-        from ctxgit.porcelain.since import catch_up
-        catch_up(root)
-    except Exception as exc:  # a cache: the next brief reads the history
-        state.log(root, f"the since-log was not brought up to date: {exc}")
 
 
 def run(root: Path) -> None:
