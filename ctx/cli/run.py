@@ -75,16 +75,15 @@ class Run:
 
 class CapturingRun(Run):
     """A ``Run`` that keeps what a command prints instead of printing it (the MCP server):
-    ``text`` (stdout, exactly as the CLI prints it), ``errors`` (the stderr lines),
-    ``payloads`` (each JSON it printed) and ``result`` (the payload handed to ``result``,
-    whether or not it was printed as JSON). ``given`` stands in for stdin."""
+    ``text`` (stdout, exactly as the CLI prints it), ``errors`` (the stderr lines) and
+    ``result_payload`` (the payload handed to ``result``, whether or not it was printed
+    as JSON). ``given`` stands in for stdin."""
 
     def __init__(self, given: str = "") -> None:
         super().__init__()
         self.given = given
         self.parts: list[Any] = []  # text, or a JSON payload (formatted only if ``text`` is asked)
         self.errors: list[str] = []
-        self.payloads: list[Any] = []
         self.result_payload: Any = None
         self.has_result = False
 
@@ -101,7 +100,6 @@ class CapturingRun(Run):
         self.errors.append(text)
 
     def json(self, payload: Any) -> None:
-        self.payloads.append(payload)
         self.parts.append((payload,))
 
     def result(self, payload: Any, text: str | None | Callable[[], str | None], as_json: bool) -> None:
