@@ -235,7 +235,3 @@ def mark_forced(versions: list[Version]) -> None:
 def _names(commit: Commit, store: str, key: str) -> bool:
     """The forced commit wrote this entry (a forced commit of several entries taints them all)."""
     return not commit.keys or key in commit.keys or f"{store}/{key}" in commit.keys
-
-
-def forced_now(versions: list[Version] | None) -> bool:
-    return bool(versions) and versions[0].forced  # type: ignore[index]

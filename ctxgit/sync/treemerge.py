@@ -211,24 +211,3 @@ def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.
         result.files[new_path] = move
         result.renamed.append((path, new_path))
     return result
-
-
-def build_tree(repo: pygit2.Repository, files: dict[str, bytes]) -> pygit2.Oid:
-    """Write a tree holding exactly ``files``."""
-    nested: dict = {}
-    for path, data in files.items():
-        node = nested
-        parts = path.split("/")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = data
-
-    def write(node: dict) -> pygit2.Oid:
-        builder = repo.TreeBuilder()
-        for name, value in sorted(node.items()):
-            if isinstance(value, dict):
-                builder.insert(name, write(value), FileMode.TREE)
-            else:
-                builder.insert(name, repo.create_blob(value), FileMode.BLOB)
-        return builder.write()
-    return write(nested)

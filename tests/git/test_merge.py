@@ -16,11 +16,11 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode
 
+from ctx.entrymerge import STATUS_GROUP, merge_entry, merge_store, merge_store_bytes, parse
 from ctx.errors import Conflict
 from ctx.storage.textlayout import serialize
-from ctx.entrymerge import STATUS_GROUP, merge_entry, merge_store, merge_store_bytes, parse
-from ctxgit.sync.treemerge import build_tree, flatten, merge_trees
-from support.syncutil import deadline, entry, ts
+from ctxgit.sync.treemerge import flatten, merge_trees
+from support.syncutil import build_tree, deadline, entry, ts
 
 # --- helpers -----------------------------------------------------------------------------
 

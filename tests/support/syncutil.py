@@ -13,14 +13,16 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from click.testing import CliRunner, Result
+from pygit2.enums import FileMode
 
-from support.stores import make_entry, read_entries, read_store_file, write_store_file
 from support.gitutil import git, git_out, status_lines
+from support.stores import make_entry, read_entries, read_store_file, write_store_file
 
 CTX_EXE = Path(sys.executable).parent / "ctx"
 
@@ -250,3 +252,24 @@ def commit_parents(machine: Machine, rev: str = "HEAD") -> list[str]:
 
 def commit_message(machine: Machine, rev: str = "HEAD") -> str:
     return machine.git_out("log", "-1", "--format=%B", rev)
+
+
+def build_tree(repo: Any, files: dict[str, bytes]) -> Any:
+    """Write a tree holding exactly ``files`` (a merge test's base, ours and theirs)."""
+    nested: dict = {}
+    for path, data in files.items():
+        node = nested
+        parts = path.split("/")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = data
+
+    def write(node: dict) -> Any:
+        builder = repo.TreeBuilder()
+        for name, value in sorted(node.items()):
+            if isinstance(value, dict):
+                builder.insert(name, write(value), FileMode.TREE)
+            else:
+                builder.insert(name, repo.create_blob(value), FileMode.BLOB)
+        return builder.write()
+    return write(nested)
