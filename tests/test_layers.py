@@ -1,7 +1,8 @@
 """The layers of the code, checked by reading every import (README: "How it fits together").
 
     ctx/cli/   the front door: the only place click (or ctx.cli) is imported
-    ctx/       the core: imports neither click, ctx.cli, ctxgit nor hooks
+    ctx/harness/  what ctx knows of each agent harness: imports the core only
+    ctx/       the core: imports neither click, ctx.cli, ctx.harness, ctxgit nor hooks
     ctxgit/    git: never imports the front door
     hooks/     credential scanning and guards: imports only the core
 
@@ -93,11 +94,14 @@ def _layer(module: str) -> str:
         return "click"
     if module == "ctx.cli" or module.startswith("ctx.cli.") or module == "ctx.__main__":
         return "front door"
+    if module == "ctx.harness" or module.startswith("ctx.harness."):
+        return "harness"
     return module.split(".")[0]  # ctx (the core), ctxgit, hooks
 
 
 FORBIDDEN = {
-    "ctx": {"click", "front door", "ctxgit", "hooks"},
+    "ctx": {"click", "front door", "harness", "ctxgit", "hooks"},
+    "harness": {"click", "front door", "ctxgit", "hooks"},
     "ctxgit": {"click", "front door"},
     "hooks": {"click", "front door", "ctxgit"},
     "front door": set(),
@@ -108,6 +112,7 @@ def test_the_graph_sees_the_imports_it_should():
     """The reader itself: it finds imports at the top, inside functions, and not under
     TYPE_CHECKING (a rule checked on an empty graph would pass whatever the code)."""
     assert "click" in GRAPH["ctx.cli.app"]
+    assert "ctx.harness.wiring" in GRAPH["ctx.cli.commands.features"] and _layer("ctx.harness.gemini") == "harness"
     assert "ctx.context" in GRAPH["ctxgit.recorder"] or "ctx.changes" in GRAPH["ctxgit.recorder"]
     source = ("import os\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n    from ctxgit import recorder\n"
               "def f():\n    from ctx.model import STORES\n    import click\n")

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from ctx import settings
 from ctx.errors import InvalidArgument
-from ctx.features.wire import TARGETS
+from ctx.harness.registry import START_TARGETS as TARGETS
 
 Ask = Callable[[str, str], str]
 T = TypeVar("T")

@@ -70,7 +70,11 @@ machine). None: the whole payload.
                 Opt("max_chars", "--max-chars", kind=INT, minimum=0, metavar="N",
                     help="At most N characters (0: no budget)."),
                 Opt("max_tokens", "--max-tokens", kind=INT, minimum=0, metavar="N",
-                    help="At most N tokens of 4 characters (0: no budget).")), reads=True, fast=True),
+                    help="At most N tokens of 4 characters (0: no budget)."),
+                Opt("output_format", "--format", choices=("text", "hook"), default="text",
+                    help="hook: the payload as a session-start hook's JSON, {\"hookSpecificOutput\": "
+                         "{\"hookEventName\": \"SessionStart\", \"additionalContext\": PAYLOAD}} (what "
+                         "Gemini CLI hands the model; Claude Code reads it too).")), reads=True, fast=True),
     Command("brief", "entries:brief", "The one-screen brief (§5.2).",
             "Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes.", """\
 Example:

@@ -4,7 +4,45 @@ Their handlers are in ``commands/features.py`` and ``commands/summary.py``."""
 
 from __future__ import annotations
 
-from ctx.cli.params import ANY_STORE, FLAG, HARNESSES, JSON, Arg, Command, Opt
+import textwrap
+
+from ctx.cli.params import ANY_STORE, FLAG, JSON, Arg, Command, Opt
+from ctx.harness.registry import HARNESSES, NAMES
+
+
+def _targets() -> str:
+    """`ctx wire --help`'s list of targets and files, from each harness's module."""
+    def item(name: str, text: str) -> str:
+        return textwrap.fill(text, 72, initial_indent=f"  {name:<11}  ", subsequent_indent=" " * 15,
+                             break_on_hyphens=False)
+    starts = [item(h.name, h.start_help + (f"; --max-chars {h.budget}: {h.budget_why}" if h.budget else ""))
+              for h in HARNESSES.values() if h.starts]
+    mcp = [item(h.name, h.mcp_help) for h in HARNESSES.values() if h.has_mcp]
+    return ("Targets and files (the budget of ctx start in each, and why):\n" + "\n".join(starts) +
+            "\nWith --mcp, the harness's MCP server entry \"ctx\" running `ctx mcp`, with\n"
+            "CTX_HOME and CTX_AUTHOR in its env (see `ctx mcp --help`):\n" + "\n".join(mcp))
+
+
+def _entries() -> str:
+    """`ctx mcp --help`'s entry of each harness, as `ctx wire TARGET --mcp` writes it into a new file."""
+    import json
+    from pathlib import Path
+
+    from ctx.harness.base import Wiring
+    shown = []
+    for h in HARNESSES.values():
+        if h.has_mcp:
+            text = h.mcp_text(None, Wiring(Path("/home/me/ctx"), h.agent, "/usr/local/bin/ctx"))
+            if text.startswith("{"):  # JSON: on as few lines as it takes
+                text = textwrap.fill(json.dumps(json.loads(text), ensure_ascii=False), 72, subsequent_indent="  ",
+                                     break_on_hyphens=False, break_long_words=False)
+            env = textwrap.fill(f"Its environment: {h.server_env}.", 72, initial_indent="    ",
+                                subsequent_indent="    ", break_on_hyphens=False)
+            where = textwrap.fill(f"{h.mcp_help}:", 72, initial_indent=f"  {h.name}  ", subsequent_indent="    ",
+                                  break_on_hyphens=False)
+            shown.append(where + "\n" + textwrap.indent(text.rstrip(), "    ")
+                         + "\n" + env)
+    return "\n".join(shown)
 
 FEATURES: tuple[Command, ...] = (
     Command("export", "features:export", "All stores (or one) as one JSON file.",
@@ -129,40 +167,25 @@ Examples:
   ctx wire claude-code              # show the change (a unified diff)
   ctx wire claude-code --apply      # make it; backup in FILE.ctx-backup
   ctx wire agents-md --agent "Agent One" --apply
+  ctx wire gemini --mcp --trust --apply
 
-Targets and files (the budget of ctx start in each, and why):
-  claude-code  ~/.claude/settings.json (./.claude/ with --project): a
-               SessionStart hook running ctx start --max-chars 9000, errors
-               ignored (Claude Code inlines up to 10,000 characters, then
-               keeps only a 2 KB preview)
-  codex        $CODEX_HOME/AGENTS.md (default ~/.codex): the pointer, with
-               --max-chars 8000 (Codex cuts a command's output for the
-               model at 10 KB, or 10,000 tokens in newer versions)
-  agents-md    ./AGENTS.md: the pointer, --max-chars 8000 (as codex)
-  gemini       ~/.gemini/GEMINI.md: the pointer, --max-chars 16000 (ctx's
-               choice: Gemini CLI passes far more; about 4,000 tokens)
-  launcher     ~/.local/bin/ctx-launch: a script that starts a harness
-               with ctx start's output as its opening prompt
-With --mcp, the harness's MCP server entry "ctx" running `ctx mcp`, with
-CTX_HOME and CTX_AUTHOR in its env (see `ctx mcp --help`):
-  claude-code  ~/.claude.json "mcpServers" (user scope; ./.mcp.json with
-               --project)
-  codex        $CODEX_HOME/config.toml (default ~/.codex): [mcp_servers.ctx]
-  gemini       ~/.gemini/settings.json "mcpServers"
-  cursor       ~/.cursor/mcp.json "mcpServers" (cursor: --mcp only)
-Everything else in the file is kept; applying twice changes nothing; an
+""" + _targets() + """
+Everything else in a file is kept; applying twice changes nothing; an
 older ctx hook or pointer is updated in place.
-JSON shape: {"target", "path", "exists", "changed", "applied", "backup",
-  "diff", "notes"}.
-""", args=(Arg("target", choices=HARNESSES, help="The harness to wire."),),
+JSON shape: {"target", "changed", "applied", "notes", "files": [{"path",
+  "exists", "changed", "applied", "backup", "diff"}]}.
+""", args=(Arg("target", choices=NAMES, help="The harness to wire."),),
             options=(Opt("do_apply", "--apply", kind=FLAG, help="Make the change (default: only show it)."),
-                     Opt("project", "--project", kind=FLAG, help="claude-code: this project's .claude/settings.json "
-                         "(with --mcp: its .mcp.json; gemini, cursor, codex: ./.gemini, ./.cursor, ./.codex)."),
+                     Opt("project", "--project", kind=FLAG, help="This project's files, not the user's "
+                         "(./.claude, ./.gemini, ./GEMINI.md; with --mcp: ./.mcp.json, ./.codex, ./.gemini, "
+                         "./.cursor)."),
                      Opt("agent", "--agent", metavar="NAME",
                          help="The agent's name in the pointer (default: CTX_AUTHOR)."),
                      Opt("only_under", "--only-under", metavar="DIR",
-                         help="claude-code: run the hook only in sessions under DIR."),
+                         help="claude-code, gemini: run the hook only in sessions under DIR."),
                      Opt("mcp", "--mcp", kind=FLAG, help="Wire the harness's MCP server entry (ctx mcp) instead."),
+                     Opt("trust", "--trust", kind=FLAG, help="gemini --mcp: add \"trust\": true (Gemini CLI "
+                         "then runs ctx's tools without asking you to confirm each call)."),
                      JSON), idempotent=True),
     Command("mcp", "mcp:serve", "Serve ctx to MCP clients over stdio.", """\
 Serve the context to an MCP client (Claude Code, Codex, Gemini CLI, Cursor...)
@@ -178,20 +201,9 @@ Examples:
   ctx wire claude-code --mcp --apply    # or codex, gemini, cursor
   CTX_HOME=~/ctx ctx mcp --author "Agent One"
 
-How each harness runs it (`ctx wire TARGET --mcp` writes this, with this
-installation's ctx, $CTX_HOME and the agent's name):
-  Claude Code  ~/.claude.json (user scope) or ./.mcp.json (--project):
-    {"mcpServers": {"ctx": {"type": "stdio", "command": "/usr/local/bin/ctx",
-      "args": ["mcp"], "env": {"CTX_HOME": "/home/me/ctx",
-      "CTX_AUTHOR": "Claude"}}}}
-  Codex        $CODEX_HOME/config.toml (default ~/.codex):
-    [mcp_servers.ctx]
-    command = "/usr/local/bin/ctx"
-    args = ["mcp"]
-    env = { CTX_HOME = "/home/me/ctx", CTX_AUTHOR = "Codex" }
-  Gemini CLI   ~/.gemini/settings.json, and Cursor  ~/.cursor/mcp.json:
-    {"mcpServers": {"ctx": {"command": "/usr/local/bin/ctx", "args": ["mcp"],
-      "env": {"CTX_HOME": "/home/me/ctx", "CTX_AUTHOR": "Gemini"}}}}
+How each harness runs it: `ctx wire TARGET --mcp` writes this entry, with
+this installation's ctx, $CTX_HOME and the agent's name:
+""" + _entries() + """
 """, options=(Opt("author", "--author", metavar="NAME",
                    help="Sign writes with NAME (default: $CTX_AUTHOR, else the operator)."),)),
 )

@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from ctx.features.wire import BEGIN, END, HOOK_MARK, LAUNCHER_MARK
+from ctx.harness.edit import BEGIN, END, HOOK_MARK
+from ctx.harness.texts import LAUNCHER_MARK
 
 SETTINGS = {
     "permissions": {"allow": ["Bash(git status)"], "deny": []},
@@ -142,9 +143,9 @@ def test_codex_and_gemini_paths(run, root, home, tmp_path, monkeypatch):
     (tmp_path / "codex-home").mkdir()
     (tmp_path / "codex-home" / "AGENTS.override.md").write_text("override\n")
     result = json.loads(ok(run("wire", "codex", "--json")).stdout)
-    assert result["path"] == str(tmp_path / "codex-home" / "AGENTS.md")
-    assert result["changed"] and not result["applied"] and result["backup"] is None
-    assert result["diff"].startswith("--- /dev/null\n")
+    assert [f["path"] for f in result["files"]] == [str(tmp_path / "codex-home" / "AGENTS.md")]
+    assert result["changed"] and not result["applied"] and result["files"][0]["backup"] is None
+    assert result["files"][0]["diff"].startswith("--- /dev/null\n")
     assert any("AGENTS.override.md" in note for note in result["notes"])
     assert not (tmp_path / "codex-home" / "AGENTS.md").exists()
 

@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from ctx.features.wire import ctx_program
+from ctx.harness.base import this_ctx as ctx_program
 
 CLAUDE = {"numStartups": 12, "projects": {"/src/app": {"allowedTools": [], "mcpServers": {}}},
           "mcpServers": {"github": {"type": "stdio", "command": "npx", "args": ["-y", "gh-mcp"], "env": {}}},
@@ -137,7 +137,8 @@ def test_gemini_and_cursor(run, root, home, project, target, rel, name):
 
 def test_the_json_shape_and_what_is_refused(run, root, home):
     shown = json.loads(ok(run("wire", "cursor", "--mcp", "--json")).stdout)
-    assert shown["path"] == str(home / ".cursor" / "mcp.json") and shown["changed"] and not shown["applied"]
+    assert [f["path"] for f in shown["files"]] == [str(home / ".cursor" / "mcp.json")]
+    assert shown["changed"] and not shown["applied"]
     for args, words in ((["cursor"], "cursor --mcp"), (["agents-md", "--mcp"], "no MCP side"),
                         (["launcher", "--mcp"], "no MCP side"),
                         (["claude-code", "--mcp", "--only-under", "/tmp"], "--only-under")):

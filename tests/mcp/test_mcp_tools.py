@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ctx.cli.mcp.tools import JSON_DEST, TOOL_COMMANDS, build, has_remote, structured, tool_name, tools
+from ctx.cli.mcp.tools import CLI_ONLY, JSON_DEST, TOOL_COMMANDS, build, has_remote, structured, tool_name, tools
 from ctx.cli.params import FLAG, INT, MULTI, WORDS
 from ctx.cli.run import handler_of
 from ctx.cli.table import commands, find
@@ -37,7 +37,7 @@ def test_each_schema_is_the_table_row(name):
     props = schema["properties"]
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     expected = [a.dest for a in command.args] + [o.dest for o in command.options
-                                                 if o.dest != JSON_DEST and o.dest != "from_stdin"]
+                                                 if o.dest != JSON_DEST and o.dest not in CLI_ONLY.get(name, {})]
     if name == "summary new":
         expected.append("text")
     assert list(props) == expected

@@ -45,7 +45,8 @@ def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> i
                        settings.count("CTX_CONTEXT_WINDOW_TOKENS"), configured)
 
 
-def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: int | None) -> None:
+def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: int | None,
+          output_format: str = "text") -> None:
     from ctx.cli.commands.sync import before_reading
     from ctx.errors import CtxError
     from ctx.start import start_payload
@@ -62,10 +63,14 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
         run.err(f"ctx: what changed since your last session is left out: {error}")
         news = None
     try:
-        run.out(start_payload(context, days=days, changes=changes, commit=head(context.root),
-                              since=news, max_chars=limit, notices=notices, sync=sync_state), end="")
+        payload = start_payload(context, days=days, changes=changes, commit=head(context.root),
+                                since=news, max_chars=limit, notices=notices, sync=sync_state)
     except CtxError as error:  # start never fails a session (§5.1)
-        run.out(f"ctx: the context at {context.root} could not be read: {error}")
+        payload = f"ctx: the context at {context.root} could not be read: {error}\n"
+    if output_format == "hook":  # a harness's SessionStart hook (ctx/harness/texts.py)
+        from ctx.harness.texts import session_start_json
+        payload = session_start_json(payload)
+    run.out(payload, end="")
 
 
 def brief(run: Run, days: int, changes: int, as_json: bool) -> None:

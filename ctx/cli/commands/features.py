@@ -105,21 +105,13 @@ def config(run: Run, key: str | None, value: str | None, as_json: bool) -> None:
 
 
 def wire(run: Run, target: str, do_apply: bool, project: bool, agent: str | None, only_under: str | None,
-         mcp: bool, as_json: bool) -> None:
+         mcp: bool, trust: bool, as_json: bool) -> None:
     from ctx import settings
-    from ctx.features.wire import apply, plan
+    from ctx.harness.wiring import apply, plan
     under = Path(only_under).expanduser().absolute() if only_under else None
     if under is not None and under.exists() and not under.is_dir():
         raise InvalidArgument(f"--only-under {only_under}: not a directory")
-    if mcp:  # the harness's MCP server entry (ctx/features/wire_mcp.py)
-        from ctx.features.wire_mcp import plan_mcp
-        if under is not None:
-            raise InvalidArgument("--only-under is for claude-code's start hook, not --mcp")
-        wired = plan_mcp(target, settings.home(), agent=agent, project=project)
-    elif target == "cursor":
-        raise InvalidArgument("cursor is wired only as an MCP server: ctx wire cursor --mcp")
-    else:
-        wired = plan(target, settings.home(), agent=agent, project=project, only_under=under)
+    wired = plan(target, settings.home(), agent=agent, project=project, only_under=under, mcp=mcp, trust=trust)
     if do_apply:
         apply(wired)
     if as_json:
@@ -128,11 +120,12 @@ def wire(run: Run, target: str, do_apply: bool, project: bool, agent: str | None
     for note in wired.notes:
         run.err(f"ctx: note: {note}")
     if not wired.changed:
-        run.out(f"{wired.path}: already wired; nothing to change")
+        run.out(f"{wired.paths}: already wired; nothing to change")
         return
     run.out(wired.diff(), end="")
-    if wired.applied:
-        backup = f" (backup: {wired.backup})" if wired.backup else ""
-        run.out(f"wrote {wired.path}{backup}")
-    else:
-        run.out(f"(not written: add --apply to change {wired.path})")
+    for change in wired.files:
+        if change.applied:
+            backup = f" (backup: {change.backup})" if change.backup else ""
+            run.out(f"wrote {change.path}{backup}")
+    if not wired.applied:
+        run.out(f"(not written: add --apply to change {wired.paths})")

@@ -62,23 +62,23 @@ def _finish_setup(run: Run, context: Context, answers: SetupAnswers) -> None:
     import click
 
     from ctx.cli.questions import record_answers
-    from ctx.features.wire import apply, plan
+    from ctx.harness.wiring import apply, plan
     if answers.focus or answers.instructions:
         record_answers(context, answers)
         run.out("Recorded current_focus and the standing instructions")
     for target in answers.harnesses:
         wiring = plan(target, context.root, agent=answers.agent)
         if not wiring.changed:
-            run.out(f"{target}: already wired ({wiring.path})")
+            run.out(f"{target}: already wired ({wiring.paths})")
             continue
         run.out(wiring.diff())
         try:
-            confirmed = click.confirm(f"Apply this change to {wiring.path}?", default=False)
+            confirmed = click.confirm(f"Apply this change to {wiring.paths}?", default=False)
         except click.Abort:
             raise KeyboardInterrupt from None
         if confirmed:
             apply(wiring)
-            run.out(f"{target}: wired ({wiring.path})")
+            run.out(f"{target}: wired ({wiring.paths})")
     if not answers.version_control:
         run.out("ctx keeps each write as a commit in the root's own repository; "
                 "set CTX_NO_GIT=1 to keep store files only")

@@ -34,7 +34,7 @@ TOOL_COMMANDS = ("start", "brief", "get", "set", "amend", "supersede", "resolve"
 REMOTE_ONLY = ("sync",)
 JSON_DEST = "as_json"  # never an argument: the JSON is the structured content of every result
 # Options that only make sense on a command line, and what stands for them in a tool.
-CLI_ONLY: dict[str, dict[str, Any]] = {"summary new": {"from_stdin": True}}
+CLI_ONLY: dict[str, dict[str, Any]] = {"summary new": {"from_stdin": True}, "start": {"output_format": "text"}}
 STDIN_ARGUMENT = {"summary new": ("text", "The summary, in Markdown (what `ctx summary new --from-stdin` "
                                           "reads): '## Done', '## Decisions', '## Open' (required), "
                                           "'## Commits'.")}

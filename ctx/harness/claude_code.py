@@ -1,0 +1,55 @@
+"""Claude Code (Anthropic's ``claude``).
+
+- Start: a SessionStart hook in ``~/.claude/settings.json`` (``./.claude/settings.json``
+  with ``--project``) running ``ctx start``; Claude Code puts what a SessionStart hook
+  prints on stdout into the model's context. Its hook ``timeout`` is in seconds.
+- MCP: the user scope, top-level ``mcpServers`` of ``~/.claude.json`` (the project scope
+  with ``--project``: ``./.mcp.json``); its entries carry ``"type": "stdio"``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctx.harness.base import Edit, Harness, Wiring, home
+from ctx.harness.edit import with_hook
+from ctx.harness.texts import hook_command
+
+HOOK_TIMEOUT = 15  # seconds (Claude Code's unit); `ctx start` takes well under one
+
+
+class ClaudeCode(Harness):
+    def settings_path(self, project: bool) -> Path:
+        return (Path.cwd() if project else home()) / ".claude" / "settings.json"
+
+    def hook(self, wiring: Wiring) -> dict[str, Any]:
+        assert self.budget is not None
+        return {"type": "command", "timeout": HOOK_TIMEOUT,
+                "command": hook_command(wiring.root, wiring.program, self.budget, only_under=wiring.only_under)}
+
+    def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
+        hook = self.hook(wiring)
+        edit = Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook))
+        return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)"]
+
+    def mcp_path(self, project: bool) -> Path:
+        return Path.cwd() / ".mcp.json" if project else home() / ".claude.json"
+
+    def mcp_entry(self, wiring: Wiring) -> dict[str, Any]:
+        return {"type": "stdio", **super().mcp_entry(wiring)}
+
+    def mcp_notes(self, wiring: Wiring) -> list[str]:
+        asks = "; Claude Code asks before it uses a project's .mcp.json" if wiring.project else ""
+        return super().mcp_notes(wiring) + [f"check with `claude mcp list`{asks}"]
+
+
+HARNESS = ClaudeCode(
+    name="claude-code", agent="Claude", budget=9000,
+    budget_why="Claude Code inlines a SessionStart hook's output up to 10,000 characters, then keeps "
+               "only a 2 KB preview (measured with Claude Code 2.1)",
+    start_help="~/.claude/settings.json (./.claude/ with --project): a SessionStart hook running "
+               "ctx start, errors ignored",
+    mcp_help='~/.claude.json "mcpServers" (user scope; ./.mcp.json with --project)',
+    server_env="Claude Code starts a stdio server with its own environment and the entry's env",
+)

@@ -1,0 +1,73 @@
+"""Google's Gemini CLI (``gemini``).
+
+- Start: a SessionStart hook in ``~/.gemini/settings.json`` (``./.gemini/`` with
+  ``--project``). Gemini CLI passes a hook's plain output to nobody; the JSON
+  ``{"hookSpecificOutput": {"additionalContext": ...}}`` reaches the model whole, as
+  ``<hook_context>`` before the user's prompt, so the hook runs ``ctx start --format
+  hook``. Its ``timeout`` is in milliseconds. Unlike a shell or MCP tool's result (which
+  Gemini wraps in ``<untrusted_context>``, telling the model to ignore directives inside),
+  the rules that come through the hook are not marked untrusted; and in its default
+  approval mode a ``gemini -p`` session is offered neither the shell nor MCP tools, so
+  the hook is the one way a session starts from ctx there. Beside it, the pointer in
+  ``~/.gemini/GEMINI.md`` (``./GEMINI.md`` with ``--project``), for sessions where the
+  hook cannot run.
+- MCP: ``mcpServers`` in the same ``settings.json``; ``"trust": true`` (``--trust``)
+  lets the model call ctx's tools without asking the user each time. Gemini waits for
+  its MCP servers before the first request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctx.harness.base import Edit, Harness, Wiring, home
+from ctx.harness.edit import with_block, with_hook
+from ctx.harness.texts import hook_command, pointer
+
+HOOK_TIMEOUT_MS = 15000  # Gemini CLI's hook timeout is in milliseconds (its default: 60,000)
+TRUST_NOTE = ('"trust": true: Gemini CLI runs ctx\'s tools (writes included) without asking you '
+              "to confirm each call")
+
+
+class Gemini(Harness):
+    def folder(self, project: bool) -> Path:
+        return (Path.cwd() if project else home()) / ".gemini"
+
+    def hook(self, wiring: Wiring) -> dict[str, Any]:
+        assert self.budget is not None
+        command = hook_command(wiring.root, wiring.program, self.budget, agent=wiring.agent, as_json=True,
+                               only_under=wiring.only_under)
+        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}
+
+    def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
+        assert self.budget is not None
+        hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget)
+        context_file = Path.cwd() / "GEMINI.md" if wiring.project else home() / ".gemini" / "GEMINI.md"
+        return [Edit(self.folder(wiring.project) / "settings.json", lambda before: with_hook(before or "", hook)),
+                Edit(context_file, lambda before: (with_block(before or "", block), []))], []
+
+    def mcp_path(self, project: bool) -> Path:
+        return self.folder(project) / "settings.json"
+
+    def mcp_entry(self, wiring: Wiring) -> dict[str, Any]:
+        entry = super().mcp_entry(wiring)
+        return {**entry, "trust": True} if wiring.trust else entry
+
+    def mcp_notes(self, wiring: Wiring) -> list[str]:
+        said = TRUST_NOTE if wiring.trust else ("Gemini CLI asks you to confirm each call of ctx's tools; "
+                                                "--trust writes " + TRUST_NOTE)
+        return super().mcp_notes(wiring) + [said]
+
+
+HARNESS = Gemini(
+    name="gemini", agent="Gemini", budget=16000,
+    budget_why="ctx's choice, about 4,000 tokens: Gemini CLI passes a hook's context and a command's "
+               "output whole far beyond this",
+    start_help="~/.gemini/settings.json (./.gemini/ with --project): a SessionStart hook printing ctx "
+               "start as the JSON Gemini CLI hands the model; and the pointer in ~/.gemini/GEMINI.md (./GEMINI.md)",
+    mcp_help='~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)',
+    server_env="Gemini CLI withholds from a stdio server every variable of its own whose name holds "
+               "KEY, TOKEN, SECRET, PASSWORD, AUTH or CREDENTIAL (CTX_AUTHOR among them), but never the "
+               "entry's env",
+)

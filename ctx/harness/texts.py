@@ -1,0 +1,79 @@
+"""The texts ctx writes into a harness's files, each in one place (tests/golden/ holds
+each whole, as written): the pointer (§5.3 B), the session-start hook's command and the
+JSON it prints, and the launcher script (§5.3 C).
+
+The pointer is the same for every harness that reads an instruction file (Codex, Gemini
+CLI, AGENTS.md); only its budget and the agent's name change.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from ctx.harness.edit import BEGIN, END, HOOK_MARK
+
+LAUNCHER_MARK = "# ctx:launcher"
+SAFE_DEFAULT = ("READ ONLY. Say in a few lines where the last session left off, "
+                "then wait for my instruction.")
+
+
+def pointer(root: Path, agent: str, budget: int) -> str:
+    """The §5.3 B pointer, with the root and the name every ``ctx`` should run with."""
+    return (f"{BEGIN}\n"
+            f"At the start of every session, run `ctx start --max-chars {budget}` and follow\n"
+            "the rules it prints. Record what you learn with `ctx set` as you go. You are\n"
+            f"{agent}: sign your session summary and your commits with it.\n"
+            f"Run every `ctx` command with `CTX_HOME={shlex.quote(str(root))}` and "
+            f"`CTX_AUTHOR={shlex.quote(agent)}` set.\n"
+            f"{END}\n")
+
+
+def hook_command(root: Path, program: str, budget: int, *, agent: str | None = None,
+                 as_json: bool = False, only_under: Path | None = None) -> str:
+    """A SessionStart hook's command: ``ctx start`` with its root (and the agent's name when
+    given), its errors ignored (nothing on stderr, exit 0), marked ``HOOK_MARK``. ``as_json``:
+    it prints the hook's JSON (``ctx start --format hook``) rather than the plain payload."""
+    names = f"CTX_HOME={shlex.quote(str(root))} "
+    if agent:
+        names += f"CTX_AUTHOR={shlex.quote(agent)} "
+    form = " --format hook" if as_json else ""
+    run = f"{names}{shlex.quote(program)} start --max-chars {budget}{form} 2>/dev/null || true"
+    if only_under is not None:
+        prefix = shlex.quote(str(only_under).rstrip("/") + "/")
+        run = f'case "$PWD/" in {prefix}*) {run} ;; esac'
+    return f"{run}  {HOOK_MARK}"
+
+
+def session_start_json(payload: str) -> str:
+    """What ``ctx start --format hook`` prints: the payload as a SessionStart hook's
+    additional context, the JSON form Claude Code and Gemini CLI both read (Gemini CLI
+    passes a hook's plain output to nobody; this reaches the model whole)."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                              "additionalContext": payload}}, ensure_ascii=False) + "\n"
+
+
+def launcher_script(root: Path, agent: str, program: str) -> str:
+    """§5.3 C: start the harness with ``ctx start`` and the instruction as its prompt."""
+    return f"""#!/bin/sh
+{LAUNCHER_MARK} (written by `ctx wire launcher`; ctx replaces this file as a whole)
+# Usage: ctx-launch [HARNESS [INSTRUCTION...]]   e.g. ctx-launch claude "Fix the upload bug"
+# Starts HARNESS (default: $CTX_HARNESS, else claude) with the output of `ctx start`
+# and the instruction as its opening prompt (spec 5.3 C).
+export CTX_HOME="${{CTX_HOME:-{root}}}"
+export CTX_AUTHOR="${{CTX_AUTHOR:-{agent}}}"
+harness="${{1:-${{CTX_HARNESS:-claude}}}}"
+[ $# -gt 0 ] && shift
+instruction="$*"
+[ -n "$instruction" ] || instruction={shlex.quote(SAFE_DEFAULT)}
+if command -v timeout >/dev/null 2>&1; then
+  payload=$(timeout 15 {shlex.quote(program)} start 2>/dev/null)
+else
+  payload=$({shlex.quote(program)} start 2>/dev/null)
+fi
+[ -n "$payload" ] || payload="(ctx start printed nothing: the context at $CTX_HOME could not be read)"
+exec "$harness" "$payload
+
+$instruction"
+"""
