@@ -50,8 +50,9 @@ class InstallResult:
         return f"pre-commit hook {self.status}: {self.path}"
 
 
-def hook_text() -> str:
-    return TEMPLATE.format(marker=MARKER, python=shlex.quote(sys.executable))
+def hook_text(python: str | None = None) -> str:
+    """The hook script, running ``python`` (default: this installation's)."""
+    return TEMPLATE.format(marker=MARKER, python=shlex.quote(python or sys.executable))
 
 
 def install(root: Path) -> InstallResult:

@@ -43,6 +43,11 @@ GIT_NAME = "Test Operator"
 GIT_EMAIL = "operator@example.invalid"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--regen-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/ from what ctx writes now (then review the diff)")
+
+
 # --- the isolated environment -------------------------------------------------------
 
 @pytest.fixture(autouse=True)

@@ -25,8 +25,8 @@ class ClaudeCode(Harness):
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
-        return {"type": "command", "timeout": HOOK_TIMEOUT,
-                "command": hook_command(wiring.root, wiring.program, self.budget, only_under=wiring.only_under)}
+        command = hook_command(wiring.root, wiring.program, self.budget, only_under=wiring.only_under)
+        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         hook = self.hook(wiring)
