@@ -215,3 +215,56 @@ def test_each_pointer_carries_its_harness_budget(run, root, home, project, targe
     path = {"codex": home / ".codex" / "AGENTS.md", "agents-md": project / "AGENTS.md",
             "gemini": home / ".gemini" / "GEMINI.md"}[target]
     assert f"run `ctx start --max-chars {budget}`" in path.read_text(encoding="utf-8")
+
+
+def test_gemini_writes_its_hook_into_settings_and_the_pointer_keeping_the_rest(run, root, home):
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    own = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+           "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo mine", "timeout": 500}]}]},
+           "mcpServers": {"other": {"command": "other-mcp"}}}
+    path.write_text(json.dumps(own, indent=4) + "\n", encoding="utf-8")
+    ok(run("wire", "gemini", "--apply", author="Gem"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    hook = ours(data)
+    assert len(hook) == 1 and hook[0]["type"] == "command" and hook[0]["timeout"] == 15000  # milliseconds
+    assert "start --max-chars 16000 --format hook" in hook[0]["command"] and "CTX_AUTHOR=Gem " in hook[0]["command"]
+    assert "2>/dev/null || true" in hook[0]["command"] and str(root) in hook[0]["command"]
+    data["hooks"]["SessionStart"] = data["hooks"]["SessionStart"][:1]
+    assert data == own  # the operator's keys and hooks kept
+    assert "You are\nGem:" in (home / ".gemini" / "GEMINI.md").read_text(encoding="utf-8")
+    first = (path.read_bytes(), (home / ".gemini" / "GEMINI.md").read_bytes())
+    assert "already wired" in ok(run("wire", "gemini", "--apply", author="Gem")).stdout
+    assert (path.read_bytes(), (home / ".gemini" / "GEMINI.md").read_bytes()) == first
+    # the MCP entry goes into the same file, beside the hook
+    ok(run("wire", "gemini", "--mcp", "--apply", author="Gem"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert len(ours(data)) == 1 and "trust" not in data["mcpServers"]["ctx"]
+    assert set(data["mcpServers"]) == {"other", "ctx"}
+
+
+def test_gemini_project_and_trust(run, root, home, project):
+    shown = json.loads(ok(run("wire", "gemini", "--project", "--json", author="Gem")).stdout)
+    assert [f["path"] for f in shown["files"]] == [str(project / ".gemini" / "settings.json"),
+                                                   str(project / "GEMINI.md")]
+    trusted = run("wire", "gemini", "--mcp", "--trust", "--apply")
+    assert trusted.exit_code == 0 and "without asking" in trusted.stderr
+    assert json.loads((home / ".gemini" / "settings.json").read_text())["mcpServers"]["ctx"]["trust"] is True
+    untrusted = run("wire", "gemini", "--mcp", "--apply")  # asked again without --trust: the key goes
+    assert untrusted.exit_code == 0 and "--trust" in untrusted.stderr
+    assert "trust" not in json.loads((home / ".gemini" / "settings.json").read_text())["mcpServers"]["ctx"]
+    for args in (["gemini", "--trust"], ["claude-code", "--mcp", "--trust"]):
+        done = run("wire", *args)
+        assert done.exit_code == 2 and "--trust" in done.stderr, (args, done.stderr)
+
+
+@pytest.mark.parametrize("harness_form", ["text", "hook"])
+def test_start_prints_the_payload_or_the_hooks_json(run, root, harness_form):
+    ok(run("set", "current_focus", "Ship the upload fix"))
+    plain = ok(run("start", "--max-chars", "3000")).stdout
+    shown = ok(run("start", "--max-chars", "3000", "--format", harness_form)).stdout
+    if harness_form == "text":
+        assert shown == plain
+        return
+    assert shown.endswith("}\n") and shown.count("\n") == 1  # one line of JSON, nothing else on stdout
+    assert json.loads(shown) == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": plain}}
