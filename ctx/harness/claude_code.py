@@ -2,7 +2,13 @@
 
 - Start: a SessionStart hook in ``~/.claude/settings.json`` (``./.claude/settings.json``
   with ``--project``) running ``ctx start``; Claude Code puts what a SessionStart hook
-  prints on stdout into the model's context. Its hook ``timeout`` is in seconds.
+  prints on stdout into the model's context. Its hook ``timeout`` is in seconds. The
+  hook prints plain text: the JSON form (``ctx start --format hook``, which Gemini CLI
+  needs) serves no better here. Measured with Claude Code 2.1.197: both reach the first
+  request inline, in the same place ("SessionStart:startup hook success: ..." against
+  "SessionStart hook additional context: ..."), and both are cut alike past 10,000
+  characters (a file and a 2 KB preview instead), while plain text reads the same to a
+  person running the command and cannot be broken by a stray line on stdout.
 - MCP: the user scope, top-level ``mcpServers`` of ``~/.claude.json`` (the project scope
   with ``--project``: ``./.mcp.json``); its entries carry ``"type": "stdio"``.
 """
