@@ -3,8 +3,9 @@
 - Start: a SessionStart hook in ``~/.gemini/settings.json`` (``./.gemini/`` with
   ``--project``). Gemini CLI passes a hook's plain output to nobody; the JSON
   ``{"hookSpecificOutput": {"additionalContext": ...}}`` reaches the model whole, as
-  ``<hook_context>`` before the user's prompt, so the hook runs ``ctx start --format
-  hook``. Its ``timeout`` is in milliseconds. Unlike a shell or MCP tool's result (which
+  ``<hook_context>`` before the user's prompt (with ``<`` and ``>`` as ``&lt;`` and
+  ``&gt;``; seen with Gemini CLI 0.61), so the hook runs ``ctx start --format hook``.
+  Its ``timeout`` is in milliseconds. Unlike a shell or MCP tool's result (which
   Gemini wraps in ``<untrusted_context>``, telling the model to ignore directives inside),
   the rules that come through the hook are not marked untrusted; and in its default
   approval mode a ``gemini -p`` session is offered neither the shell nor MCP tools, so
