@@ -107,3 +107,21 @@ def test_no_sentence_of_a_text_for_the_model_repeats(name):
 
 def test_the_sentence_check_finds_a_repeat():
     assert _sentences("Run it. You are\nX. Run it.").count("Run it.") == 2
+
+
+def test_every_harness_module_is_a_target():
+    """Adding a harness is one module in ctx/harness/ (and its golden files): the registry lists it."""
+    import importlib
+    machinery = {"__init__", "base", "edit", "registry", "texts", "tomledit", "wiring"}
+    package = Path(importlib.import_module("ctx.harness").__file__).parent
+    modules = sorted(p.stem for p in package.glob("*.py") if p.stem not in machinery)
+    declared = {importlib.import_module(f"ctx.harness.{m}").HARNESS.name for m in modules}
+    assert declared == set(HARNESSES) and len(modules) == len(HARNESSES)
+
+
+def test_the_readmes_pointer_is_the_pointer_ctx_writes_without_its_budget():
+    from ctx.harness.texts import pointer
+    readme = (HERE.parent.parent / "README.md").read_text(encoding="utf-8")
+    by_hand = readme.split("```markdown\n", 1)[1].split("```", 1)[0]
+    written = pointer(Path("/r"), "<agent name>", 123).splitlines()[1:4]
+    assert by_hand.splitlines() == [line.replace(" --max-chars 123", "") for line in written]
