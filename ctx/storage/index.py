@@ -51,6 +51,14 @@ CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime 
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
         "tokenize='unicode61 remove_diacritics 0')")
+# search --semantic: any word of the query, stemmed (porter), ranked by bm25(); and the
+# vectors of the model, keyed by a digest of the model's name and the text it read
+_WORDS = """
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(store UNINDEXED, key UNINDEXED, text,
+                                                    tokenize='porter unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS words_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
+CREATE TABLE IF NOT EXISTS vectors(id BLOB PRIMARY KEY, vec BLOB) WITHOUT ROWID;
+"""
 
 
 def index_path(root: Path) -> Path:
@@ -134,6 +142,16 @@ class Index:
             return cls(root, db, writable)
         except (sqlite3.Error, OSError, ValueError):
             return None
+
+    @classmethod
+    def memory(cls, root: Path, stores: dict[str, dict[str, dict]]) -> Index:
+        """An index of ``stores`` in memory, for a search that needs SQL where no index can be kept."""
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.executescript(_SCHEMA)
+        index = cls(root, db, writable=True)
+        for store, entries in stores.items():
+            index.rebuild(store, entries, None, b"")
+        return index
 
     def forget(self) -> None:
         """Check freshness again on the next read (files may have changed since)."""
@@ -268,6 +286,62 @@ class Index:
                                         [match, *stores]))
         except sqlite3.Error:
             return None
+
+    def ranked_words(self, stores: list[str], terms: list[str]) -> list[list[tuple[str, str, float]]] | None:
+        """For each term, the entries holding it (stemmed) with its BM25 score there (higher is
+        better); None when FTS5 is not to be had or its rows cannot be brought up to date."""
+        try:
+            if self.writable:
+                self.db.executescript(_WORDS)
+                for store in stores:
+                    meta = self._meta(store)
+                    done = self.db.execute("SELECT size, mtime, ino FROM words_meta WHERE store = ?",
+                                           (store,)).fetchone()
+                    if meta is not None and done != tuple(meta[:3]):
+                        with self._transaction():
+                            self.db.execute("DELETE FROM words WHERE store = ?", (store,))
+                            self.db.execute("INSERT INTO words(store, key, text) SELECT store, key, "
+                                            "lkey || ' ' || lvalue || ' ' || tags FROM entries WHERE store = ?",
+                                            (store,))
+                            self.db.execute("INSERT OR REPLACE INTO words_meta VALUES (?,?,?,?)",
+                                            (store, *meta[:3]))
+            for store in stores:
+                meta, done = self._meta(store), self.db.execute(
+                    "SELECT size, mtime, ino FROM words_meta WHERE store = ?", (store,)).fetchone()
+                if meta is None or done != tuple(meta[:3]):
+                    return None
+            marks = ",".join("?" * len(stores))
+            sql = f"SELECT store, key, -bm25(words) FROM words WHERE words MATCH ? AND store IN ({marks})"
+            return [list(self.db.execute(sql, ['"' + term.replace('"', '""') + '"', *stores])) for term in terms]
+        except sqlite3.Error:
+            return None
+
+    def vectors(self, ids: list[bytes]) -> dict[bytes, bytes]:
+        """The stored vectors of ``ids`` (those there are)."""
+        found: dict[bytes, bytes] = {}
+        try:
+            if self.writable:
+                self.db.executescript(_WORDS)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                found.update(self.db.execute(
+                    f"SELECT id, vec FROM vectors WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        except sqlite3.Error:
+            pass
+        return found
+
+    def keep_vectors(self, new: list[tuple[bytes, bytes]], live: set[bytes] | None = None) -> None:
+        """Store ``new`` vectors; with ``live``, drop every other (texts no entry has now)."""
+        if not self.writable:
+            return
+        try:
+            with self._transaction():
+                self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", new)
+                if live is not None:
+                    stale = [row[0] for row in self.db.execute("SELECT id FROM vectors") if row[0] not in live]
+                    self.db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in stale])
+        except sqlite3.Error:
+            pass
 
     def get(self, store: str, key: str) -> dict | None:
         row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()
