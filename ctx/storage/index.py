@@ -21,6 +21,7 @@ trouble makes the index unavailable, never a read wrong.
 from __future__ import annotations
 
 import marshal
+import math
 import os
 import sqlite3
 import time
@@ -287,9 +288,10 @@ class Index:
         except sqlite3.Error:
             return None
 
-    def ranked_words(self, stores: list[str], terms: list[str]) -> list[list[tuple[str, str, float]]] | None:
-        """For each term, the entries holding it (stemmed) with its BM25 score there (higher is
-        better); None when FTS5 is not to be had or its rows cannot be brought up to date."""
+    def ranked_words(self, stores: list[str], terms: list[str]) -> tuple[list[tuple[str, str, float]], float] | None:
+        """The entries holding any of ``terms`` (stemmed), with their BM25 score (higher is better),
+        and the sum of the terms' IDF; None when FTS5 is not to be had or its rows cannot be
+        brought up to date."""
         try:
             if self.writable:
                 self.db.executescript(_WORDS)
@@ -310,25 +312,39 @@ class Index:
                     "SELECT size, mtime, ino FROM words_meta WHERE store = ?", (store,)).fetchone()
                 if meta is None or done != tuple(meta[:3]):
                     return None
+            if not terms:
+                return [], 0.0
+            quoted = ['"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms)]
+            total = self.db.execute("SELECT count(*) FROM words").fetchone()[0]
+            idf = 0.0
+            for term in quoted:  # FTS5's own IDF of each term (a term no entry has: the highest)
+                hits = self.db.execute("SELECT count(*) FROM words WHERE words MATCH ?", (term,)).fetchone()[0]
+                idf += max(math.log((total - hits + 0.5) / (hits + 0.5)), 1e-6)
             marks = ",".join("?" * len(stores))
-            sql = f"SELECT store, key, -bm25(words) FROM words WHERE words MATCH ? AND store IN ({marks})"
-            return [list(self.db.execute(sql, ['"' + term.replace('"', '""') + '"', *stores])) for term in terms]
+            rows = self.db.execute(f"SELECT store, key, -bm25(words) FROM words WHERE words MATCH ? "
+                                   f"AND store IN ({marks})", [" OR ".join(quoted), *stores])
+            return list(rows), idf
         except sqlite3.Error:
             return None
 
-    def vectors(self, ids: list[bytes]) -> dict[bytes, bytes]:
-        """The stored vectors of ``ids`` (those there are)."""
-        found: dict[bytes, bytes] = {}
+    def texts(self, stores: list[str]) -> list[tuple[str, str, str, str, str]]:
+        """(store, key, lower-case key, lower-case value, tags) of every entry, in result order."""
+        marks = ",".join("?" * len(stores))
+        return list(self.db.execute(f"SELECT store, key, lkey, lvalue, tags FROM entries WHERE store IN ({marks}) "
+                                    "ORDER BY ts DESC, rank, key", stores))
+
+    def identity(self, stores: list[str]) -> tuple:
+        """What the rows of ``stores`` were built from (equal: the same rows)."""
+        return tuple(self._meta(store) for store in stores)
+
+    def vectors(self) -> dict[bytes, bytes]:
+        """Every stored vector by its id (those of texts no entry has are dropped as they go)."""
         try:
             if self.writable:
                 self.db.executescript(_WORDS)
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                found.update(self.db.execute(
-                    f"SELECT id, vec FROM vectors WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+            return dict(self.db.execute("SELECT id, vec FROM vectors"))
         except sqlite3.Error:
-            pass
-        return found
+            return {}
 
     def keep_vectors(self, new: list[tuple[bytes, bytes]], live: set[bytes] | None = None) -> None:
         """Store ``new`` vectors; with ``live``, drop every other (texts no entry has now)."""
