@@ -57,6 +57,10 @@ class WordLlama:
     near = 0.1
 
     def __init__(self, folder: Path) -> None:
+        import os
+        # one thread for numpy's BLAS: a product of 10,000 x 256 by one vector takes ~1 ms on one
+        # core, and ~10 ms when its threads wait for cores others hold
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         import numpy as np
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer

@@ -1,10 +1,10 @@
 """search --semantic: every entry ranked by meaning and by words, the two fused.
 
-Words: any word of the query, stemmed (SQLite FTS5, porter), scored by BM25. An entry's
-word score is its BM25 over the sum of the query words' IDF (capped at 1): about the
-share of the query's information the entry holds, so an entry holding every rare word
-of the query scores near 1 and one holding a single common word near 0, whatever the
-query's length (a word no entry has counts as the rarest).
+Words: any word of the query, stemmed (SQLite FTS5, porter). An entry's word score is
+the share of the query's IDF it holds (``Index.ranked_words``): an entry holding every
+rare word of the query scores near 1 and one holding a single common word near 0,
+whatever the query's length (a word no entry has counts as the rarest); FTS5's BM25
+orders entries of equal share.
 
 Meaning: the cosine of the query's vector and the entry's (``vectors``).
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ctx.storage.index import Index
 
 WORDS_WEIGHT = 0.2
+TIE = 1e-4  # BM25's part of a word score: it orders entries of equal share
 
 
 def index_for(ctx: Context, stores: list[str]) -> tuple[Index, bool]:
@@ -48,13 +49,25 @@ def index_for(ctx: Context, stores: list[str]) -> tuple[Index, bool]:
 
 
 def word_scores(ctx: Context, index: Index, stores: list[str], query: list[str]) -> dict[tuple[str, str], float]:
-    """Each entry holding a query word: its BM25 over the query's IDF (at most 1)."""
+    """Each entry holding a query word: the share of the query's IDF it holds (``Index.ranked_words``),
+    plus its BM25 scaled below the smallest step of a share (so BM25 only breaks ties)."""
     ranked = index.ranked_words(stores, query)
     if ranked is None:  # the index could not answer: one in memory can
         from ctx.storage.index import Index
         ranked = Index.memory(ctx.root, {s: ctx.read(s).entries for s in stores}).ranked_words(stores, query)
-    rows, idf = ranked or ([], 0.0)
-    return {(store, key): min(score / idf, 1.0) for store, key, score in rows} if idf > 0 else {}
+    return {(store, key): share + TIE * bm25 / (1 + bm25) for store, key, share, bm25 in ranked or []}
+
+
+_positions: list[tuple[list, dict[tuple[str, str], int]]] = []
+
+
+def positions(rows: list) -> dict[tuple[str, str], int]:
+    """Each entry's row (the last rows' map is kept: a warm search reuses it)."""
+    if _positions and _positions[0][0] is rows:
+        return _positions[0][1]
+    where = {(store, key): i for i, (store, key, *_) in enumerate(rows)}
+    _positions[:] = [(rows, where)]
+    return where
 
 
 def filtered(filters: Filters) -> bool:
@@ -79,21 +92,30 @@ def search(ctx: Context, text: str, filters: Filters, limit: int | None,
         passing = {(r.store, r.key) for r in ctx.query(
             stores, lambda r: filters.passes(r.store, r.key, r.entry), None, filters.where())}
     lexical = word_scores(ctx, index, stores, query)
-    # (score, BM25 share, -position): ties go by the usual order (rows come in it)
+    # (score, word score, -position): ties go by the usual order (rows come in it)
     scored: list[tuple[float, float, int]] = []
     if embedder is None:
         for position, (store, key, *_) in enumerate(rows):
             share = lexical.get((store, key), 0.0)
             if share > 0 and (passing is None or (store, key) in passing):
                 scored.append((share, share, -position))
-    else:
-        cosines = (vectors @ embedder.embed([text.lower()])[0]).tolist() if rows else []
+    elif rows:
+        import numpy as np
+        shares = np.zeros(len(rows), dtype=np.float32)
+        where = positions(rows)
+        for found, share in lexical.items():
+            if found in where:
+                shares[where[found]] = share
+        cosines = vectors @ embedder.embed([text.lower()])[0]
         # nothing matches a query that shares no word with any entry and is related to none
-        floor = embedder.near if lexical or max(cosines, default=0.0) >= embedder.related else 2.0
-        for position, ((store, key, *_), cosine) in enumerate(zip(rows, cosines, strict=True)):
-            share = lexical.get((store, key), 0.0)
-            if (share > 0 or cosine >= floor) and (passing is None or (store, key) in passing):
-                scored.append((cosine + WORDS_WEIGHT * share, share, -position))
+        floor = embedder.near if lexical or float(cosines.max()) >= embedder.related else 2.0
+        scores = cosines + WORDS_WEIGHT * shares
+        chosen = np.flatnonzero((shares > 0) | (cosines >= floor))
+        if passing is not None:
+            chosen = np.array([i for i in chosen.tolist() if (rows[i][0], rows[i][1]) in passing], dtype=np.int64)
+        if limit is not None and len(chosen) > limit * 4:  # the few that can be the best
+            chosen = chosen[np.argpartition(-scores[chosen], limit * 4)[:limit * 4]]
+        scored = [(float(scores[i]), float(shares[i]), -i) for i in chosen.tolist()]
     best = heapq.nlargest(limit, scored) if limit is not None else sorted(scored, reverse=True)
     out = []
     for score, _, position in best:

@@ -40,6 +40,10 @@ FILE = "index-v2.sqlite"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
 RACY_NS = 2_000_000_000
 SEP = "\x1f"
+# search --semantic: a word held by this share of the entries or more (in a context of COMMON_FROM
+# or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
+COMMON = 0.125
+COMMON_FROM = 64
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
@@ -152,6 +156,7 @@ class Index:
         index = cls(root, db, writable=True)
         for store, entries in stores.items():
             index.rebuild(store, entries, None, b"")
+            db.execute("UPDATE meta SET size = 0, count = ? WHERE store = ?", (len(entries or {}), store))
         return index
 
     def forget(self) -> None:
@@ -288,10 +293,13 @@ class Index:
         except sqlite3.Error:
             return None
 
-    def ranked_words(self, stores: list[str], terms: list[str]) -> tuple[list[tuple[str, str, float]], float] | None:
-        """The entries holding any of ``terms`` (stemmed), with their BM25 score (higher is better),
-        and the sum of the terms' IDF; None when FTS5 is not to be had or its rows cannot be
-        brought up to date."""
+    def ranked_words(self, stores: list[str], terms: list[str]) -> list[tuple[str, str, float, float]] | None:
+        """The entries of ``stores`` holding any of ``terms`` (stemmed): (store, key, share, BM25).
+
+        ``share`` is the part of the query's IDF the entry holds (0-1; a term no entry has
+        counts as the rarest); BM25 is FTS5's (higher is better). A term that many entries hold
+        adds to no entry's share (``COMMON``). None when FTS5 is not to be had or its rows
+        cannot be brought up to date."""
         try:
             if self.writable:
                 self.db.executescript(_WORDS)
@@ -312,18 +320,27 @@ class Index:
                     "SELECT size, mtime, ino FROM words_meta WHERE store = ?", (store,)).fetchone()
                 if meta is None or done != tuple(meta[:3]):
                     return None
-            if not terms:
-                return [], 0.0
             quoted = ['"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms)]
-            total = self.db.execute("SELECT count(*) FROM words").fetchone()[0]
-            idf = 0.0
-            for term in quoted:  # FTS5's own IDF of each term (a term no entry has: the highest)
+            total = self.db.execute("SELECT coalesce(sum(count), 0) FROM meta WHERE size != -1 "
+                                    "AND store IN (SELECT store FROM words_meta)").fetchone()[0]
+            weights = []
+            for term in quoted:
                 hits = self.db.execute("SELECT count(*) FROM words WHERE words MATCH ?", (term,)).fetchone()[0]
-                idf += max(math.log((total - hits + 0.5) / (hits + 0.5)), 1e-6)
+                weights.append((term, hits, math.log(1 + (total - hits + 0.5) / (hits + 0.5))))
+            whole = sum(w for _, _, w in weights) or 1.0
+            telling = [(term, weight / whole) for term, hits, weight in weights
+                       if hits and not (total >= COMMON_FROM and hits >= total * COMMON)]
+            if not telling:
+                return []
             marks = ",".join("?" * len(stores))
-            rows = self.db.execute(f"SELECT store, key, -bm25(words) FROM words WHERE words MATCH ? "
-                                   f"AND store IN ({marks})", [" OR ".join(quoted), *stores])
-            return list(rows), idf
+            each = (f"SELECT store, key, ? AS share, -bm25(words) AS score FROM words "
+                    f"WHERE words MATCH ? AND store IN ({marks})")
+            params = [p for term, share in telling for p in (share, term, *stores)]
+            if len(telling) == 1:  # SQLite would fold a lone subquery into the sum, where bm25() may not be
+                return list(self.db.execute(each, params))
+            return list(self.db.execute("SELECT store, key, sum(share), sum(score) FROM ("
+                                        + " UNION ALL ".join([each] * len(telling)) + ") GROUP BY store, key",
+                                        params))
         except sqlite3.Error:
             return None
 
