@@ -87,6 +87,7 @@ def pointer(root: Path, agent: str, budget: int) -> str:
             f"{agent}: sign your session summary and your commits with it.\n"
             f"Run every `ctx` command with `CTX_HOME={shlex.quote(str(root))}` and "
             f"`CTX_AUTHOR={shlex.quote(agent)}` set.\n"
+            "When a command fails, run `ctx search --semantic \"<command> <error>\"` before anything else.\n"
             f"{END}\n")
 
 
