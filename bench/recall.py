@@ -114,10 +114,10 @@ def fusions(context: Context, embedder) -> list[tuple[str, list[float]]]:
     keys = [key for _, key, *_ in rows]
     per_question = []
     for kind, question, answers in QUESTIONS:
-        ranked = index.ranked_words(stores, fulltext.words(question)) or ([], 1.0)
-        bm25 = {(s, k): score for s, k, score in ranked[0]}
-        lexical = [bm25.get((s, k), 0.0) for s, k, *_ in rows]
-        shared = [min(b / ranked[1], 1.0) if ranked[1] else 0.0 for b in lexical]
+        ranked = index.ranked_words(stores, fulltext.words(question)) or []
+        found = {(s, k): (share, bm25) for s, k, share, bm25 in ranked}
+        lexical = [found.get((s, k), (0.0, 0.0))[1] for s, k, *_ in rows]
+        shared = [found.get((s, k), (0.0, 0.0))[0] for s, k, *_ in rows]
         cosines = (vectors @ embedder.embed([question.lower()])[0]).tolist()
         per_question.append((kind, answers, lexical, shared, cosines))
 
@@ -144,9 +144,9 @@ def fusions(context: Context, embedder) -> list[tuple[str, list[float]]]:
              "fusion tried: reciprocal rank (k = 60)": rrf,
              "fusion tried: cosine + 0.1 x BM25/best": scaled(0.1),
              "fusion tried: cosine + 0.3 x BM25/best": scaled(0.3)}
-    for weight in (0.1, 0.3, 0.5, 1.0):
-        tried[f"fusion tried: cosine + {weight} x BM25/query IDF" + (" (chosen)" if weight == rank.WORDS_WEIGHT
-                                                                     else "")] = chosen(weight)
+    for weight in (0.1, 0.2, 0.3, 0.5, 1.0):
+        mark = " (chosen)" if weight == rank.WORDS_WEIGHT else ""
+        tried[f"fusion tried: cosine + {weight} x share of the query's IDF{mark}"] = chosen(weight)
     out = []
     for name, fuse in tried.items():
         found: dict[str, list[bool]] = {k: [] for k in KINDS}
@@ -226,10 +226,13 @@ def cost_rows(n: int, runs: int, calls: int) -> list[tuple[str, str, str, str]]:
 
 
 def mcp_warm(env: dict[str, str], query: str, calls: int) -> list[float] | None:
+    # bench/mcp.py is beside this file: take the folder off the path so `import mcp` finds the SDK
+    sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != HERE]
     try:
         import anyio
         from mcp import Client, StdioServerParameters
     except ImportError:
+        print("the mcp extra is not installed: no MCP figure")
         return None
     params = StdioServerParameters(command=sys.executable, args=["-m", "ctx", "mcp"], env=env)
     questions = [q for _, q, _ in QUESTIONS]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 
-from ctx import model
+from ctx import model, progress
 from ctx.context import Context
 from ctx.fulltext import words
 from ctx.results import Filters, Result
@@ -91,6 +91,7 @@ def search(ctx: Context, text: str, filters: Filters, limit: int | None,
     if filtered(filters):  # the filters decide on the entries themselves
         passing = {(r.store, r.key) for r in ctx.query(
             stores, lambda r: filters.passes(r.store, r.key, r.entry), None, filters.where())}
+    progress.step("ranking by words")
     lexical = word_scores(ctx, index, stores, query)
     # (score, word score, -position): ties go by the usual order (rows come in it)
     scored: list[tuple[float, float, int]] = []

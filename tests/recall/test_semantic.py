@@ -139,3 +139,28 @@ def test_writes_and_other_reads_never_load_the_model(evalset_root):
         out = subprocess.run([sys.executable, "-c", code, "search", "--semantic", "pool"], capture_output=True,
                              text=True, env=env)
         assert "'numpy'" in out.stdout.splitlines()[-1], out.stdout + out.stderr
+
+
+def test_the_first_build_shows_its_progress_on_a_terminal(evalset_root, embedder, monkeypatch):
+    import io
+
+    from ctx import progress
+    from ctx.meaning import vectors
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+    drawn: list[str] = []
+    monkeypatch.setattr(progress, "AFTER", 0.0)
+    monkeypatch.setattr(vectors, "BATCH", 50)  # several batches, so the count moves
+    real_count = progress.count
+
+    def seen(done: int, total: int | None, what: str) -> None:
+        real_count(done, total, what)
+        drawn.append(progress._current.line() if progress._current else "")
+    monkeypatch.setattr(progress, "count", seen)
+    screen = Terminal()
+    with progress.showing("ctx search --semantic", screen):
+        assert search(Context(evalset_root), "pool", Filters(), 5, embedder)
+    assert any("entries read for meaning 150 of 205" in line for line in drawn), drawn
+    assert screen.getvalue().endswith("\r\x1b[K") or screen.getvalue() == ""  # erased when done
