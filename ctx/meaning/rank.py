@@ -82,6 +82,7 @@ def search(ctx: Context, text: str, filters: Filters, limit: int | None,
         return []
     stores = [model.validate_store(filters.store)] if filters.store else list(model.STORES)
     index, persistent = index_for(ctx, stores)
+    rows: list
     if embedder is not None:
         from ctx.meaning.vectors import texts_and_matrix
         rows, vectors = texts_and_matrix(embedder, index, stores, persistent)

@@ -56,13 +56,14 @@ CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime 
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
         "tokenize='unicode61 remove_diacritics 0')")
-# search --semantic: any word of the query, stemmed (porter), ranked by bm25(); and the
-# vectors of the model, keyed by a digest of the model's name and the text it read
+# search --semantic: any word of the query, stemmed (porter), ranked by bm25(); and each store's
+# vectors of a model, as one set: the keys, the digests of the texts read, the vectors (ctx/meaning/)
 _WORDS = """
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(store UNINDEXED, key UNINDEXED, text,
                                                     tokenize='porter unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS words_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
-CREATE TABLE IF NOT EXISTS vectors(id BLOB PRIMARY KEY, vec BLOB) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vector_sets(store TEXT, model TEXT, size INTEGER, mtime INTEGER, ino INTEGER,
+                                       keys BLOB, ids BLOB, vecs BLOB, PRIMARY KEY(store, model));
 """
 
 
@@ -354,25 +355,32 @@ class Index:
         """What the rows of ``stores`` were built from (equal: the same rows)."""
         return tuple(self._meta(store) for store in stores)
 
-    def vectors(self) -> dict[bytes, bytes]:
-        """Every stored vector by its id (those of texts no entry has are dropped as they go)."""
-        try:
-            if self.writable:
-                self.db.executescript(_WORDS)
-            return dict(self.db.execute("SELECT id, vec FROM vectors"))
-        except sqlite3.Error:
-            return {}
+    def store_identity(self, store: str) -> tuple | None:
+        """(size, mtime, inode) of the store file the rows of ``store`` were built from."""
+        meta = self._meta(store)
+        return tuple(meta[:3]) if meta is not None else None
 
-    def keep_vectors(self, new: list[tuple[bytes, bytes]], live: set[bytes] | None = None) -> None:
-        """Store ``new`` vectors; with ``live``, drop every other (texts no entry has now)."""
+    def vector_set(self, store: str, model: str) -> tuple[tuple, bytes, bytes, bytes] | None:
+        """The vectors of ``store``'s entries kept for ``model``: (the store's identity they were
+        made for, keys, text digests, vectors), or None."""
+        try:
+            row = self.db.execute("SELECT size, mtime, ino, keys, ids, vecs FROM vector_sets "
+                                  "WHERE store = ? AND model = ?", (store, model)).fetchone()
+        except sqlite3.Error:
+            return None
+        return (tuple(row[:3]), row[3], row[4], row[5]) if row else None
+
+    def keep_vector_set(self, store: str, model: str, identity: tuple, keys: bytes, ids: bytes,
+                        vecs: bytes) -> None:
+        """Keep the vectors of ``store``'s entries for ``model`` (every other model's are dropped)."""
         if not self.writable:
             return
         try:
+            self.db.executescript(_WORDS)
             with self._transaction():
-                self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", new)
-                if live is not None:
-                    stale = [row[0] for row in self.db.execute("SELECT id FROM vectors") if row[0] not in live]
-                    self.db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in stale])
+                self.db.execute("DELETE FROM vector_sets WHERE store = ?", (store,))
+                self.db.execute("INSERT INTO vector_sets VALUES (?,?,?,?,?,?,?,?)",
+                                (store, model, *identity, keys, ids, vecs))
         except sqlite3.Error:
             pass
 

@@ -95,7 +95,8 @@ def test_vectors_are_kept_by_text_in_the_read_index_and_follow_changes(root, git
 
     def vectors():
         with sqlite3.connect(index_path(root)) as db:
-            return {row[0] for row in db.execute("SELECT id FROM vectors")}
+            ids = b"".join(row[0] for row in db.execute("SELECT ids FROM vector_sets"))
+        return {ids[i:i + 16] for i in range(0, len(ids), 16)}
     before = vectors()
     assert len(before) == 2
     search(context, "database connections", Filters(), 5, embedder)
@@ -162,5 +163,5 @@ def test_the_first_build_shows_its_progress_on_a_terminal(evalset_root, embedder
     screen = Terminal()
     with progress.showing("ctx search --semantic", screen):
         assert search(Context(evalset_root), "pool", Filters(), 5, embedder)
-    assert any("entries read for meaning 150 of 205" in line for line in drawn), drawn
+    assert any("entries of shared read for meaning 150 of 180" in line for line in drawn), drawn
     assert screen.getvalue().endswith("\r\x1b[K") or screen.getvalue() == ""  # erased when done
