@@ -12,9 +12,10 @@ Fusion, measured on the evaluation set in ``tests/recall/`` (``bench/recall.py``
 each way side by side): score = cosine + ``WORDS_WEIGHT`` x word score. A plain
 reciprocal-rank fusion, or BM25 scaled to the best match, let entries that share one
 common word with a question asked in other words push the right entry out of the top 5
-(0.07 of those found instead of 0.57 by meaning alone); the word score above keeps
-0.40-0.53 of them over weights 0.1-0.3 while own words stay 1.00 and mixed 0.95. The
-weight is the middle of that range, not its best point on this one set.
+(0.03-0.07 of those questions found, against 0.57 by meaning alone); with the word score
+above, 0.40-0.53 are found over weights 0.5-0.1 while own words stay at 1.00 and mixed at
+0.95. The weight, 0.2, is inside that range rather than at its edge: words still decide
+between entries the model finds alike.
 
 An entry is a match when it shares a word with the query or is near it by meaning
 (``Embedder.near``); a query that shares no word with any entry and is related to none
