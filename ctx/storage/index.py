@@ -351,10 +351,6 @@ class Index:
         return list(self.db.execute(f"SELECT store, key, lkey, lvalue, tags FROM entries WHERE store IN ({marks}) "
                                     "ORDER BY ts DESC, rank, key", stores))
 
-    def identity(self, stores: list[str]) -> tuple:
-        """What the rows of ``stores`` were built from (equal: the same rows)."""
-        return tuple(self._meta(store) for store in stores)
-
     def store_identity(self, store: str) -> tuple | None:
         """(size, mtime, inode) of the store file the rows of ``store`` were built from."""
         meta = self._meta(store)
