@@ -163,14 +163,21 @@ Examples:
   ctx search timeout
   ctx search "proxy timeout" --tag uploads --since 2026-10-01 --limit 5
   ctx search --full-text "upload proxy retry"
+  ctx search --semantic "why do big file transfers break"
 {ORDER_HELP}
 With --full-text, every word must occur (as a word, in the key or value) and
 results come by how often they occur, then in that order.
-JSON shape: a list of {{"store", "key", "entry"}} (with --full-text also "score").
+With --semantic, entries come by meaning and by words together: any word of
+the pattern (stemmed) counts, and so does an entry saying the same in other
+words (needs `pip install 'ctx-memory[semantic]'`; without it, by words only).
+JSON shape: a list of {{"store", "key", "entry"}} (with --full-text or
+--semantic also "score", higher is better).
 """, args=(Arg("pattern", required=False, default="", help="The text to look for."),),
             options=FILTERS + (
                 Opt("full_text", "--full-text", kind=FLAG,
                     help="Match words, ranked by how often they occur (index: SQLite FTS5)."),
+                Opt("semantic", "--semantic", kind=FLAG,
+                    help="Rank by meaning and by any of the words (a local model; see above)."),
                 Opt("limit", "--limit", kind=INT, minimum=0, default=SEARCH_LIMIT, help="At most this many."),
                 Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show every field of each entry."), JSON),
             reads=True, fast=True, words_rule=True),

@@ -25,6 +25,7 @@ def pointer(root: Path, agent: str, budget: int) -> str:
             f"At the start of every session, run `ctx start --max-chars {budget}` and follow\n"
             "the rules it prints. Record what you learn with `ctx set` as you go. You are\n"
             f"{agent}: sign your session summary and your commits with it.\n"
+            "When a command fails, run `ctx search --semantic \"<command> <error>\"` before anything else.\n"
             f"Run every `ctx` command with `CTX_HOME={shlex.quote(str(root))}` and "
             f"`CTX_AUTHOR={shlex.quote(agent)}` set.\n"
             f"{END}\n")

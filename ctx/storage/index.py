@@ -21,6 +21,7 @@ trouble makes the index unavailable, never a read wrong.
 from __future__ import annotations
 
 import marshal
+import math
 import os
 import sqlite3
 import time
@@ -39,6 +40,10 @@ FILE = "index-v2.sqlite"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
 RACY_NS = 2_000_000_000
 SEP = "\x1f"
+# search --semantic: a word held by this share of the entries or more (in a context of COMMON_FROM
+# or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
+COMMON = 0.125
+COMMON_FROM = 64
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
@@ -51,6 +56,15 @@ CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime 
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
         "tokenize='unicode61 remove_diacritics 0')")
+# search --semantic: any word of the query, stemmed (porter), ranked by bm25(); and each store's
+# vectors of a model, as one set: the keys, the digests of the texts read, the vectors (ctx/meaning/)
+_WORDS = """
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(store UNINDEXED, key UNINDEXED, text,
+                                                    tokenize='porter unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS words_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
+CREATE TABLE IF NOT EXISTS vector_sets(store TEXT, model TEXT, size INTEGER, mtime INTEGER, ino INTEGER,
+                                       keys BLOB, ids BLOB, vecs BLOB, PRIMARY KEY(store, model));
+"""
 
 
 def index_path(root: Path) -> Path:
@@ -134,6 +148,17 @@ class Index:
             return cls(root, db, writable)
         except (sqlite3.Error, OSError, ValueError):
             return None
+
+    @classmethod
+    def memory(cls, root: Path, stores: dict[str, dict[str, dict]]) -> Index:
+        """An index of ``stores`` in memory, for a search that needs SQL where no index can be kept."""
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.executescript(_SCHEMA)
+        index = cls(root, db, writable=True)
+        for store, entries in stores.items():
+            index.rebuild(store, entries, None, b"")
+            db.execute("UPDATE meta SET size = 0, count = ? WHERE store = ?", (len(entries or {}), store))
+        return index
 
     def forget(self) -> None:
         """Check freshness again on the next read (files may have changed since)."""
@@ -268,6 +293,92 @@ class Index:
                                         [match, *stores]))
         except sqlite3.Error:
             return None
+
+    def ranked_words(self, stores: list[str], terms: list[str]) -> list[tuple[str, str, float, float]] | None:
+        """The entries of ``stores`` holding any of ``terms`` (stemmed): (store, key, share, BM25).
+
+        ``share`` is the part of the query's IDF the entry holds (0-1; a term no entry has
+        counts as the rarest); BM25 is FTS5's (higher is better). A term that many entries hold
+        adds to no entry's share (``COMMON``). None when FTS5 is not to be had or its rows
+        cannot be brought up to date."""
+        try:
+            if self.writable:
+                self.db.executescript(_WORDS)
+                for store in stores:
+                    meta = self._meta(store)
+                    done = self.db.execute("SELECT size, mtime, ino FROM words_meta WHERE store = ?",
+                                           (store,)).fetchone()
+                    if meta is not None and done != tuple(meta[:3]):
+                        with self._transaction():
+                            self.db.execute("DELETE FROM words WHERE store = ?", (store,))
+                            self.db.execute("INSERT INTO words(store, key, text) SELECT store, key, "
+                                            "lkey || ' ' || lvalue || ' ' || tags FROM entries WHERE store = ?",
+                                            (store,))
+                            self.db.execute("INSERT OR REPLACE INTO words_meta VALUES (?,?,?,?)",
+                                            (store, *meta[:3]))
+            for store in stores:
+                meta, done = self._meta(store), self.db.execute(
+                    "SELECT size, mtime, ino FROM words_meta WHERE store = ?", (store,)).fetchone()
+                if meta is None or done != tuple(meta[:3]):
+                    return None
+            quoted = ['"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms)]
+            total = self.db.execute("SELECT coalesce(sum(count), 0) FROM meta WHERE size != -1 "
+                                    "AND store IN (SELECT store FROM words_meta)").fetchone()[0]
+            weights = []
+            for term in quoted:
+                hits = self.db.execute("SELECT count(*) FROM words WHERE words MATCH ?", (term,)).fetchone()[0]
+                weights.append((term, hits, math.log(1 + (total - hits + 0.5) / (hits + 0.5))))
+            whole = sum(w for _, _, w in weights) or 1.0
+            telling = [(term, weight / whole) for term, hits, weight in weights
+                       if hits and not (total >= COMMON_FROM and hits >= total * COMMON)]
+            if not telling:
+                return []
+            marks = ",".join("?" * len(stores))
+            each = (f"SELECT store, key, ? AS share, -bm25(words) AS score FROM words "
+                    f"WHERE words MATCH ? AND store IN ({marks})")
+            params = [p for term, share in telling for p in (share, term, *stores)]
+            if len(telling) == 1:  # SQLite would fold a lone subquery into the sum, where bm25() may not be
+                return list(self.db.execute(each, params))
+            return list(self.db.execute("SELECT store, key, sum(share), sum(score) FROM ("
+                                        + " UNION ALL ".join([each] * len(telling)) + ") GROUP BY store, key",
+                                        params))
+        except sqlite3.Error:
+            return None
+
+    def texts(self, stores: list[str]) -> list[tuple[str, str, str, str, str]]:
+        """(store, key, lower-case key, lower-case value, tags) of every entry, in result order."""
+        marks = ",".join("?" * len(stores))
+        return list(self.db.execute(f"SELECT store, key, lkey, lvalue, tags FROM entries WHERE store IN ({marks}) "
+                                    "ORDER BY ts DESC, rank, key", stores))
+
+    def store_identity(self, store: str) -> tuple | None:
+        """(size, mtime, inode) of the store file the rows of ``store`` were built from."""
+        meta = self._meta(store)
+        return tuple(meta[:3]) if meta is not None else None
+
+    def vector_set(self, store: str, model: str) -> tuple[tuple, bytes, bytes, bytes] | None:
+        """The vectors of ``store``'s entries kept for ``model``: (the store's identity they were
+        made for, keys, text digests, vectors), or None."""
+        try:
+            row = self.db.execute("SELECT size, mtime, ino, keys, ids, vecs FROM vector_sets "
+                                  "WHERE store = ? AND model = ?", (store, model)).fetchone()
+        except sqlite3.Error:
+            return None
+        return (tuple(row[:3]), row[3], row[4], row[5]) if row else None
+
+    def keep_vector_set(self, store: str, model: str, identity: tuple, keys: bytes, ids: bytes,
+                        vecs: bytes) -> None:
+        """Keep the vectors of ``store``'s entries for ``model`` (every other model's are dropped)."""
+        if not self.writable:
+            return
+        try:
+            self.db.executescript(_WORDS)
+            with self._transaction():
+                self.db.execute("DELETE FROM vector_sets WHERE store = ?", (store,))
+                self.db.execute("INSERT INTO vector_sets VALUES (?,?,?,?,?,?,?,?)",
+                                (store, model, *identity, keys, ids, vecs))
+        except sqlite3.Error:
+            pass
 
     def get(self, store: str, key: str) -> dict | None:
         row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()

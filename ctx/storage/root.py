@@ -19,6 +19,9 @@ RULES_TEMPLATE = """\
   holds at most a pointer to ctx.
 - **Write only through `ctx`.** Do not edit the store files directly:
   ctx keeps the lock, the timestamps and the status fields correct.
+- **Recall on error.** When a command fails, search ctx for the command
+  and its error before anything else (someone may have met it):
+  `ctx search --semantic "<command> <error message>"`.
 - **READ means read.** When the operator says READ or READ ONLY, change
   nothing (ctx, files, version control) until they say WRITE.
 - **Sign your own work.** End each session with a one-page summary in

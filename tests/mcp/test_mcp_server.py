@@ -106,6 +106,8 @@ def test_every_tool_answers_with_the_cli_text_and_json(root, tmp_path):
         same_as_cli(await client.call_tool("search", {"pattern": "pool"}), "search", "pool")
         same_as_cli(await client.call_tool("search", {"pattern": "pool", "full_text": True}),
                     "search", "pool", "--full-text")
+        same_as_cli(await client.call_tool("search", {"pattern": "pool", "semantic": True}),
+                    "search", "pool", "--semantic")
         same_as_cli(await client.call_tool("list", {"store": "agent", "status": "resolved"}),
                     "list", "--store", "agent", "--status", "resolved")
         same_as_cli(await client.call_tool("history", {"key": "decision_pool"}), "history", "decision_pool")

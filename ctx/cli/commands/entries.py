@@ -109,10 +109,16 @@ def filters(store: str | None, tags: list[str], source: str | None, status: str 
 
 
 def search(run: Run, pattern: str, store: str | None, tags: list[str], source: str | None, status: str | None,
-           scope: str | None, since: str | None, prefix: str | None, full_text: bool, limit: int,
-           verbose: bool, as_json: bool) -> None:
+           scope: str | None, since: str | None, prefix: str | None, full_text: bool, semantic: bool,
+           limit: int, verbose: bool, as_json: bool) -> None:
     found = filters(store, tags, source, status, scope, since, prefix)
     context = run.context()
+    if semantic:
+        if full_text:
+            from ctx.errors import InvalidArgument
+            raise InvalidArgument("--semantic and --full-text: choose one")
+        by_meaning(run, context, pattern, found, limit, verbose, as_json)
+        return
     if full_text:
         from ctx.display import result_json
         from ctx.fulltext import search as words_search
@@ -121,6 +127,24 @@ def search(run: Run, pattern: str, store: str | None, tags: list[str], source: s
                       payload=lambda: [{**result_json(r), "score": n} for r, n in ranked])
         return
     print_results(run, context.select(found, pattern, limit), verbose, as_json)
+
+
+def by_meaning(run: Run, context: Context, pattern: str, found: Filters, limit: int, verbose: bool,
+               as_json: bool) -> None:
+    """search --semantic: the model is loaded once a process (the MCP server keeps it)."""
+    import sys
+
+    from ctx import progress
+    from ctx.display import result_json
+    from ctx.meaning import model
+    from ctx.meaning.rank import search as meaning_search
+    embedder = model.shared()
+    if embedder is None and model.first_notice():
+        run.err(model.WHAT_IT_ADDS)
+    with progress.showing("ctx search --semantic", sys.stderr):
+        ranked = meaning_search(context, pattern, found, limit, embedder)
+    print_results(run, [r for r, _ in ranked], verbose, as_json,
+                  payload=lambda: [{**result_json(r), "score": n} for r, n in ranked])
 
 
 def list_(run: Run, store: str | None, tags: list[str], source: str | None, status: str | None,
