@@ -24,7 +24,8 @@ TYPES = {FLAG: "boolean", INT: "integer", MULTI: "array", WORDS: "string", "text
 def test_one_tool_per_command_named_as_the_command():
     names = [t.name for t in tools()]
     assert names == ["start", "brief", "get", "set", "amend", "supersede", "resolve", "basis", "delete",
-                     "search", "list", "history", "log", "diff", "summary_new", "sync"]
+                     "search", "list", "history", "log", "diff", "summary_new", "send", "inbox", "handoff",
+                     "remind", "review", "sync"]
     assert [t.name for t in tools(with_remote=False)] == names[:-1]
     assert all(find(name) for name in TOOL_COMMANDS)
 

@@ -144,11 +144,16 @@ def reindex(run: Run, as_json: bool) -> None:
 # --- writes ---------------------------------------------------------------------------
 
 def set_(run: Run, key: str, value: list[str], store: str, source: str | None, basis: str | None,
-         scope: str | None, tags: list[str], derivation: str | None, force: bool, as_json: bool) -> None:
+         scope: str | None, tags: list[str], derivation: str | None, due: str | None, force: bool,
+         as_json: bool) -> None:
     from ctx.model import parse_value
+    fields = None
+    if due is not None:
+        from ctx.resurface import due_fields, parse_day
+        fields = due_fields(parse_day(due))
     context = run.context()
     entry = context.set(key, parse_value(" ".join(value)), store=store, source=source, basis=basis, scope=scope,
-                        tags=list(tags) if tags else None, derivation=derivation, force=force)
+                        tags=list(tags) if tags else None, derivation=derivation, force=force, fields=fields)
     write_done(run, context, {"store": store, "key": key, "entry": entry}, f"set {store}/{key}", as_json)
 
 
