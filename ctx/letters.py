@@ -46,6 +46,7 @@ OPERATOR = "operator"
 CLOSED = ("resolved", "superseded")
 SLUG_WORDS = 4
 SLUG_CHARS = 40
+FORCED = "(value not quoted: stored with --force)"  # as the recorder says it (ctx view hides such text)
 CLOCK_MARGIN = 86400.0  # seconds: an answer from a machine whose clock is behind still counts
 
 _NOT_NAME = re.compile(r"[\W_]+")  # neither a letter nor a digit (any script)
@@ -146,7 +147,7 @@ def send(ctx: Context, to: str, text: str, *, shape: str = DEFAULT_SHAPE, expect
     from ctx.display import excerpt
     ctx.transact("send", [STORE], mutate, forced=force,
                  subject=f"send to {to.strip()} ({shape}): {excerpt(text, 50)}" if not force
-                 else f"send to {to.strip()} ({shape})")
+                 else f"send to {to.strip()} ({shape}) {FORCED}")
     return made[0]
 
 
@@ -184,7 +185,7 @@ def handoff(ctx: Context, to: str, baton: str, note: str, *, store: str = STORE,
         made.extend((after, key, letter))
         return [Edit(store, baton, before, after), Edit(STORE, key, None, letter)]
     ctx.transact("handoff", dict.fromkeys([store, STORE]), mutate, forced=force,
-                 subject=f"handoff {store}/{baton} to {to.strip()}")
+                 subject=f"handoff {store}/{baton} to {to.strip()}" + (f" {FORCED}" if force else ""))
     return made[0], made[1], made[2]
 
 

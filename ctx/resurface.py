@@ -179,7 +179,8 @@ class DueItem:
 def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False,
               horizon: int = HORIZON) -> list[DueItem]:
     """Entries of ``stores`` overdue or due within ``horizon`` days of ``day``, soonest
-    first (then as results are ordered); for the operator, stale ones whatever their date.
+    first (then as results are ordered); for the operator, stale ones whatever their date,
+    and first, so that a bounded section never leaves them out.
     Resolved and superseded entries leave it."""
     from ctx.storage.index import Where
     last = day + timedelta(days=horizon)
@@ -197,5 +198,6 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
         found.append(DueItem(r, when, (when - day).days))
         return True
     ctx.query(stores, test, None, where)
-    found.sort(key=lambda item: item.day)  # stable: ties keep the results' order
+    # soonest first (stable: ties keep the results' order); the operator's stale ones lead
+    found.sort(key=lambda item: (not (operator and item.stale), item.day))
     return found
