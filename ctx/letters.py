@@ -23,7 +23,6 @@ deleted: they are the record of who asked whom for what.
 from __future__ import annotations
 
 import os
-import re
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -47,9 +46,12 @@ CLOSED = ("resolved", "superseded")
 SLUG_WORDS = 4
 SLUG_CHARS = 40
 FORCED = "(value not quoted: stored with --force)"  # as the recorder says it (ctx view hides such text)
-CLOCK_MARGIN = 86400.0  # seconds: an answer from a machine whose clock is behind still counts
 
-_NOT_NAME = re.compile(r"[\W_]+")  # neither a letter nor a digit (any script)
+
+
+def _words(text: str) -> list[str]:
+    """The runs of letters and digits (any script) in ``text``, folded."""
+    return "".join(c if c.isalnum() else " " for c in text.casefold()).split()
 
 
 def reader_name(author: str | None) -> str:
@@ -59,7 +61,7 @@ def reader_name(author: str | None) -> str:
 
 def recipient_id(name: str) -> str:
     """The recipient's part of a letter's key: the name folded (see the module's text)."""
-    folded = _NOT_NAME.sub("_", name.casefold()).strip("_")
+    folded = "_".join(_words(name))
     if not folded:
         raise InvalidArgument(f"a recipient needs a name with a letter or a digit, not {name!r}")
     return folded
@@ -71,7 +73,7 @@ def prefix_for(name: str) -> str:
 
 
 def _slug(text: str) -> str:
-    words = _NOT_NAME.sub(" ", text.casefold()).split()[:SLUG_WORDS]
+    words = _words(text[:400])[:SLUG_WORDS]
     return "-".join(words)[:SLUG_CHARS].strip("-") or "letter"
 
 
@@ -218,7 +220,7 @@ class Letter:
 
 def _prefixed(prefix: str):
     from ctx.storage.index import Where
-    return Where().add("substr(key, 1, ?) = ?", len(prefix), prefix)
+    return Where().key_prefix(prefix)
 
 
 def letters_to(ctx: Context, reader: str, *, since: Any = None, include_closed: bool = False,
@@ -236,7 +238,7 @@ def letters_to(ctx: Context, reader: str, *, since: Any = None, include_closed: 
     found = ctx.query([STORE], mine, None, where)
     if not found:
         return [], 0
-    answers = _answers(ctx, min(model.ts_key(r.entry.get("created")) for r in found))
+    answers = _answers(ctx, prefix)
     seen = model.ts_key(last_session) if last_session else None
     out = []
     for r in found:
@@ -249,18 +251,15 @@ def letters_to(ctx: Context, reader: str, *, since: Any = None, include_closed: 
     return out, 0
 
 
-def _answers(ctx: Context, oldest: Any) -> dict[str, list[str]]:
-    """Each letter key answered (``re``) by a letter changed since ``oldest`` (an answer
-    is written after what it answers; a day's margin for machines whose clocks differ),
-    with the keys answering it, newest first."""
-    after = oldest.timestamp() - CLOCK_MARGIN
-    where = _prefixed(PREFIX).add("ts >= ?", after - 0.001)
+def _answers(ctx: Context, prefix: str) -> dict[str, list[str]]:
+    """Each letter to ``prefix`` that a letter answers (``re``), with the keys answering
+    it, newest first. The index narrows to letters whose body holds the prefix."""
+    where = _prefixed(PREFIX).add("instr(body, ?) > 0", prefix.encode("utf-8"))
 
-    def letter(r: Result) -> bool:
-        return r.key.startswith(PREFIX) and model.ts_key(r.entry.get("timestamp")).timestamp() >= after
-    out: dict[str, list[str]] = {}
-    for r in ctx.query([STORE], letter, None, where):
+    def answer(r: Result) -> bool:
         answered = r.entry.get("re")
-        if isinstance(answered, str):
-            out.setdefault(answered, []).append(r.key)
+        return r.key.startswith(PREFIX) and isinstance(answered, str) and answered.startswith(prefix)
+    out: dict[str, list[str]] = {}
+    for r in ctx.query([STORE], answer, None, where):
+        out.setdefault(r.entry["re"], []).append(r.key)
     return out

@@ -51,20 +51,19 @@ def parse_day(text: str, base: date | None = None) -> date:
         return base + timedelta(days=1 if raw == "tomorrow" else 0)
     if raw.startswith("+") and raw.rstrip("d")[1:].isdigit() and len(raw) < 8:
         return base + timedelta(days=int(raw.rstrip("d")[1:]))
-    if len(raw) == 10 and raw[4] == "-" and raw[7] == "-":
-        try:
-            return datetime.strptime(raw, "%Y-%m-%d").date()
-        except ValueError:
-            pass
+    day = stored_day(raw)
+    if day is not None:
+        return day
     raise InvalidArgument(f"not a date ctx can read: {text!r} (use YYYY-MM-DD, today, tomorrow or +N days)")
 
 
 def stored_day(value: object) -> date | None:
     """A stored ``due``-like field as a day; None when absent or unreadable (written by hand)."""
-    if not isinstance(value, str) or len(value) != 10:
+    if not isinstance(value, str) or len(value) != 10 or value[4] != "-" or value[7] != "-" \
+            or not (value[:4] + value[5:7] + value[8:]).isdigit():
         return None
     try:
-        return datetime.strptime(value, "%Y-%m-%d").date()
+        return date.fromisoformat(value)
     except ValueError:
         return None
 
@@ -184,8 +183,11 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
     Resolved and superseded entries leave it."""
     from ctx.storage.index import Where
     last = day + timedelta(days=horizon)
-    where = Where().add("instr(body, ?) > 0", b"due") \
-        .add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
+    where = Where().add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
+    if operator:  # a stale entry whatever its date: its body names the field
+        where.add("due IS NOT NULL AND (due <= ? OR instr(body, ?) > 0)", last.isoformat(), b"stale")
+    else:  # ISO days sort as text; an unreadable one is left out below too
+        where.add("due IS NOT NULL AND due <= ?", last.isoformat())
     found: list[DueItem] = []
 
     def test(r: Result) -> bool:

@@ -220,3 +220,18 @@ def test_every_command_keeps_the_fields_it_does_not_know(run, write_store, entri
     assert '  x_vendor: {"id":7}' in shown and "  holder: Agent Two" in shown
     got = json.loads(_ok(run("get", "incident", "--json")).stdout)["entry"]
     assert got["valid_from"] == "2026-01-14" and got["due"] and got["holder"] == "Agent Two"
+
+
+def test_due_reads_the_same_with_and_without_the_index(root, write_store):
+    from ctx.context import Context
+    write_store("shared", {"a": make_entry("a", due="2026-03-12"), "b": make_entry("b", due="2026-3-12"),
+                           "c": make_entry("c", due="2026-03-30"), "d": make_entry("d", due="2026-04-30", stale=True),
+                           "e": make_entry("e", due=20260312), "f": make_entry("the due date is near")})
+    write_store("agent", {"g": make_entry("g", due="2026-03-01")})
+    subprocess.run(["git", "init", "-q", str(root)], check=True)  # the index lives in .git/ctx
+    for operator in (False, True):
+        shown = [[(d.result.store, d.result.key) for d in
+                  resurface.due_items(Context(root, cache=cache), ["operator", "shared", "agent"], TODAY, operator)]
+                 for cache in ("update", "off")]
+        assert shown[0] == shown[1] == ([("shared", "d")] if operator else []) + [("agent", "g"), ("shared", "a")]
+    assert list((root / ".git" / "ctx").glob("index-v3.sqlite"))
