@@ -8,11 +8,12 @@ Builds a context root (a repository, the read index warm) whose shared store hol
 ``--due`` entries with due dates, and ordinary entries up to ``--entries``; then times
 
 * in process: ``build_brief`` as ``ctx start`` calls it (the index read-only), with
-  FOR YOU and DUE and with both left out (their functions stubbed), median of ``--runs``;
+  FOR YOU and DUE and with both left out (their functions stubbed);
 * whole process: ``ctx start`` for an agent with letters, the same two ways (a child
-  process stubs the two functions before running the front door), median of ``--runs``.
+  process stubs the two functions before running the front door);
 
-The difference is what the two sections cost. ``--write`` puts the table in
+each ``--runs`` times, the two ways alternating. The median of the paired differences
+is what the two sections cost. ``--write`` puts the table in
 bench/results.md. Not a test.
 """
 
@@ -82,37 +83,47 @@ def build(root: Path, entries: int, letters: int, due: int, seed: int = 3) -> No
     subprocess.run([str(CTX), "list", "--limit", "1"], env=env, check=True, capture_output=True)
 
 
-def _median_ms(fn, runs: int) -> float:
-    times = []
+def _paired(first, second, runs: int) -> tuple[float, float, float]:
+    """``first`` and ``second`` run alternately ``runs`` times each (the load of a shared
+    machine moves; pairs see the same load): each one's median, and the median of the
+    per-pair differences, in ms."""
+    a, b, diff = [], [], []
     for _ in range(runs):
         t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+        first()
+        t1 = time.perf_counter()
+        second()
+        t2 = time.perf_counter()
+        a.append((t1 - t0) * 1000)
+        b.append((t2 - t1) * 1000)
+        diff.append(a[-1] - b[-1])
+    return statistics.median(a), statistics.median(b), statistics.median(diff)
 
 
-def in_process(root: Path, runs: int) -> tuple[float, float, int, int]:
+def in_process(root: Path, runs: int) -> tuple[tuple[float, float, float], int, int]:
     import ctx.brief as brief_module
     from ctx.context import Context
     real_for_you, real_due = brief_module._for_you, brief_module._due
 
     def once():
         return brief_module.build_brief(Context(root, author="Agent One", cache="read"))
+
+    def without():
+        brief_module._for_you = lambda *a: None
+        brief_module._due = lambda *a: None
+        try:
+            once()
+        finally:
+            brief_module._for_you, brief_module._due = real_for_you, real_due
     shown = once()
-    with_sections = _median_ms(once, runs)
-    brief_module._for_you = lambda *a: None
-    brief_module._due = lambda *a: None
-    try:
-        without = _median_ms(once, runs)
-    finally:
-        brief_module._for_you, brief_module._due = real_for_you, real_due
-    return with_sections, without, len(shown.for_you) + shown.for_you_more, len(shown.due) + shown.due_more
+    without()
+    return _paired(once, without, runs), len(shown.for_you) + shown.for_you_more, len(shown.due) + shown.due_more
 
 
 CHILD = """
 import sys
 sys.argv = ["ctx", "start"]
-if sys.argv and {stub!r} == "stub":
+if {stub!r} == "stub":
     import ctx.brief as b
     b._for_you = lambda *a: None
     b._due = lambda *a: None
@@ -121,18 +132,13 @@ main()
 """
 
 
-def whole_process(root: Path, runs: int) -> tuple[float, float]:
+def whole_process(root: Path, runs: int) -> tuple[float, float, float]:
     env = {**os.environ, "CTX_HOME": str(root), "CTX_AUTHOR": "Agent One"}
-    out = {}
-    for kind in ("real", "stub", "real", "stub"):  # interleaved twice: the load moves
-        code = CHILD.format(stub=kind)
-        times = []
-        for _ in range(runs // 2):
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
-            times.append((time.perf_counter() - t0) * 1000)
-        out.setdefault(kind, []).extend(times)
-    return statistics.median(out["real"]), statistics.median(out["stub"])
+
+    def start(kind: str):
+        return lambda: subprocess.run([sys.executable, "-c", CHILD.format(stub=kind)], env=env, check=True,
+                                      capture_output=True)
+    return _paired(start("real"), start("stub"), runs)
 
 
 def main() -> None:
@@ -149,12 +155,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ctx-bench-letters-") as tmp:
         root = Path(tmp) / "ctx"
         build(root, args.entries, args.letters, args.due)
-        with_ms, without_ms, letters_shown, due_shown = in_process(root, args.runs)
-        real_ms, stub_ms = whole_process(root, args.runs)
+        (with_ms, without_ms, added_ms), letters_shown, due_shown = in_process(root, args.runs)
+        real_ms, stub_ms, added_start = whole_process(root, args.runs)
     rows = [
         f"| {args.entries} | build_brief, in process (index read-only, as start) | {with_ms:.2f} | {without_ms:.2f} "
-        f"| {with_ms - without_ms:+.2f} |",
-        f"| {args.entries} | ctx start, whole process | {real_ms:.1f} | {stub_ms:.1f} | {real_ms - stub_ms:+.1f} |",
+        f"| {added_ms:+.2f} |",
+        f"| {args.entries} | ctx start, whole process | {real_ms:.1f} | {stub_ms:.1f} | {added_start:+.1f} |",
     ]
     print(f"{args.entries} entries, {args.letters} letters ({letters_shown} open to Agent One), "
           f"{args.due} due dates ({due_shown} in Agent One's DUE); medians of {args.runs}")
@@ -172,9 +178,10 @@ def main() -> None:
                  "| entries | what | with FOR YOU and DUE ms | without ms | added ms |", "|---|---|---|---|---|",
                  *rows, "",
                  f"{args.letters} letters to four readers ({letters_shown} open to the reader), {args.due} due "
-                 f"dates ({due_shown} in the DUE section); medians of {args.runs}. Target: at most 5 ms added. "
-                 "Measured while other work shared the two cores: the whole-process figures move by several "
-                 "ms from run to run; the in-process difference is the steadier one."])
+                 f"dates ({due_shown} in the DUE section); {args.runs} runs of each, alternating; added: the "
+                 "median of the paired differences. Target: at most 5 ms added. Measured while other work "
+                 "shared the two cores (the load above): every figure moves from run to run; the in-process "
+                 "difference is the steadier one."])
 
 
 if __name__ == "__main__":
