@@ -130,3 +130,17 @@ def test_three_machines_write_letters_to_each_other_and_the_operator(tmp_path):
         letters = inbox(m)
         assert len(letters) == len({x["key"] for x in letters}) == 6 + 3  # and the three acks from Agent One
         assert sum(x["shape"] == "ack" for x in letters) == 3
+
+
+def test_a_handoff_here_and_a_new_baton_value_there_both_survive(tmp_path):
+    bare, (a, b) = network(tmp_path, "Agent A", "Agent B")
+    a.ok("set", "relay_baton", "state: merged", "--due", "+3")
+    sync_until_converged([a, b], bare)
+    a.ok("handoff", "Agent B", "--baton", "relay_baton", "--note", "yours")
+    b.ok("set", "relay_baton", "state: soaking on staging")
+    sync_until_converged([a, b], bare)
+    for m in (a, b):
+        baton = m.entry("relay_baton")
+        assert baton["holder"] == "Agent B" and baton["value"] == "state: soaking on staging"
+        assert baton["due"]  # a new value keeps the due date
+    assert [x["shape"] for x in inbox(b)] == ["handoff"]
