@@ -113,6 +113,8 @@ Examples:
   ctx set k -- --literal-words      # -- ends the options
 Values: objects, arrays, true, false, null and integers up to 2^53-1 are
 stored as JSON; anything else (1.5, 007, NaN) as the text it was.
+--due, --valid-from and --valid-to write the fields due (and due_set),
+valid_from and valid_to; an update without them keeps the old ones.
 """, args=(KEY, Arg("value", WORDS, help="The value (its words are joined by spaces).")),
             options=(STORE,
                      Opt("source", "--source", choices=SOURCES,
@@ -124,6 +126,10 @@ stored as JSON; anything else (1.5, 007, NaN) as the text it was.
                      Opt("derivation", "--derivation", help="How the value was reached."),
                      Opt("due", "--due", metavar="DATE",
                          help="Due date (YYYY-MM-DD, today, tomorrow, +N days): see ctx remind."),
+                     Opt("valid_from", "--valid-from", metavar="TIME",
+                         help="When it became true in the world (YYYY-MM-DD or RFC 3339)."),
+                     Opt("valid_to", "--valid-to", metavar="TIME",
+                         help="When it stops (or stopped) being true (YYYY-MM-DD or RFC 3339)."),
                      FORCE, JSON), fast=True, words_rule=True, idempotent=True),
     Command("amend", "entries:amend", "Mark an entry amended, with a note (§3.6).",
             "Mark an entry amended: prepend [Amended DATE: NOTE] to its value (§3.6).", """\

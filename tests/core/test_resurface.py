@@ -235,3 +235,15 @@ def test_due_reads_the_same_with_and_without_the_index(root, write_store):
                  for cache in ("update", "off")]
         assert shown[0] == shown[1] == ([("shared", "d")] if operator else []) + [("agent", "g"), ("shared", "a")]
     assert list((root / ".git" / "ctx").glob("index-v3.sqlite"))
+
+
+def test_set_writes_the_bitemporal_fields_and_refuses_a_time_it_cannot_read(run, entries):
+    _ok(run("init", "--yes"))
+    _ok(run("set", "incident_auth", "Auth failing for EU users", "--valid-from", "2026-07-14",
+            "--valid-to", "2026-07-21T18:00:00Z"))
+    entry = entries()["incident_auth"]
+    assert (entry["valid_from"], entry["valid_to"]) == ("2026-07-14", "2026-07-21T18:00:00Z")
+    _ok(run("set", "incident_auth", "Auth failing for EU users (fixed)"))
+    assert entries()["incident_auth"]["valid_from"] == "2026-07-14"
+    assert run("set", "incident_auth", "x", "--valid-from", "last tuesday").exit_code == 2
+    assert entries()["incident_auth"]["value"] == "Auth failing for EU users (fixed)"
