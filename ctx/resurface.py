@@ -183,23 +183,26 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
     Resolved and superseded entries leave it."""
     from ctx.storage.index import Where
     last = day + timedelta(days=horizon)
-    where = Where().add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
-    if operator:  # a stale entry whatever its date: its body names the field
-        where.add("due IS NOT NULL AND (due <= ? OR instr(body, ?) > 0)", last.isoformat(), b"stale")
-    else:  # ISO days sort as text; an unreadable one is left out below too
-        where.add("due IS NOT NULL AND due <= ?", last.isoformat())
     found: list[DueItem] = []
 
-    def test(r: Result) -> bool:
+    def kept(r: Result, later: bool) -> bool:
+        """Due by ``last`` (``later``: after it, and stale), neither resolved nor superseded."""
         entry = r.entry
-        if "due" not in entry or entry.get("status") in CLOSED:
+        if entry.get("status") in CLOSED:
             return False
         when = stored_day(entry.get("due"))
-        if when is None or not (when <= last or (operator and entry.get("stale") is True)):
+        if when is None or (when > last) != later or (later and entry.get("stale") is not True):
             return False
         found.append(DueItem(r, when, (when - day).days))
         return True
-    ctx.query(stores, test, None, where)
+
+    def where() -> Where:  # few entries have a due date: SQLite walks by_due, not every row
+        return Where().narrowing().add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
+    # ISO days sort as text; one that cannot be read is left out by ``kept`` too
+    ctx.query(stores, lambda r: kept(r, False), None, where().add("due IS NOT NULL AND due <= ?", last.isoformat()))
+    if operator:  # and the stale ones, whatever their date (their body names the field)
+        ctx.query(stores, lambda r: kept(r, True), None,
+                  where().add("due > ? AND instr(body, ?) > 0", last.isoformat(), b"stale"))
     # soonest first (stable: ties keep the results' order); the operator's stale ones lead
     found.sort(key=lambda item: (not (operator and item.stale), item.day))
     return found
