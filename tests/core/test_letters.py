@@ -266,3 +266,14 @@ def test_a_refused_handoff_writes_nothing(run, root, entries):
     assert run("handoff", "B", "--baton", "baton", author="A").exit_code == 2  # --note is required
     assert run("handoff", "  ", "--baton", "baton", "--note", "go", author="A").exit_code == 2
     assert _commits(root) == count and entries() == before
+
+
+def test_since_your_last_session_calls_a_letter_new_and_a_handed_baton_changed(run):
+    _ok(run("init", "--yes"))
+    _ok(run("set", "relay_baton", "state", author="Agent Two"))
+    key = json.loads(_ok(run("send", "Agent Two", "hello", "--json", author="Agent One")).stdout)["key"]
+    handed = json.loads(_ok(run("handoff", "Agent Two", "--baton", "relay_baton", "--note", "go", "--json",
+                                author="Agent One")).stdout)
+    since = json.loads(_ok(run("brief", "--json", author="Agent Two")).stdout)["since"]
+    kinds = {c["key"]: c["kind"] for c in since["changes"]}
+    assert kinds == {key: "new", handed["letter"]["key"]: "new", "relay_baton": "changed"}
