@@ -111,3 +111,15 @@ def test_brief_json_through_the_cli(run, write_store):
     got = json.loads(run("brief", "--json", author="Agent One").stdout)
     assert got["for_you"]["items"][0]["key"] == "comms:agent_one:1768000001-000001:letter-1"
     assert got["due"] == {"items": [], "more": 0}
+
+
+def test_start_with_letters_and_due_dates_writes_nothing(run, root):
+    from support.stores import snapshot
+    run("init", "--yes")
+    run("send", "Agent Two", "please look", author="Agent One")
+    run("set", "plan_due", "renew", "--due", "today", author="Agent One")
+    run("brief", author="Agent Two")  # the index and the since-log as a read leaves them
+    before = snapshot(root, with_cache=True)
+    out = run("start", author="Agent Two").stdout
+    assert "FOR YOU" in out and "please look" in out and "plan_due" in out
+    assert snapshot(root, with_cache=True) == before
