@@ -125,6 +125,9 @@ def test_set_due_remind_review_and_their_errors_through_the_cli(run, root, entri
                                                     "--must-not-forget")).stdout
     got = json.loads(_ok(run("review", "plan_vendor", "--json")).stdout)
     assert got["entry"]["last_review"] == resurface.today().isoformat()
+    assert json.loads(_ok(run("review", "plan_vendor", "--stale", "--json")).stdout)["entry"]["stale"] is True
+    _ok(run("set", "plan_vendor", "Call the vendor today", "--due", "today"))
+    assert "stale" not in entries()["plan_vendor"] and entries()["plan_vendor"]["must_not_forget"] is True
     count, before = _commits(root), entries()
     assert run("set", "other", "x", "--due", "someday").exit_code == 2
     assert run("remind", "plan_vendor", "2026-02-30").exit_code == 2

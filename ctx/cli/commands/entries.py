@@ -147,10 +147,10 @@ def set_(run: Run, key: str, value: list[str], store: str, source: str | None, b
          scope: str | None, tags: list[str], derivation: str | None, due: str | None, valid_from: str | None,
          valid_to: str | None, force: bool, as_json: bool) -> None:
     from ctx.model import parse_ts, parse_value
-    fields: dict[str, str] = {}
-    if due is not None:
+    fields: dict[str, str | None] = {}
+    if due is not None:  # a new date, as ctx remind gives one: no longer stale
         from ctx.resurface import due_fields, parse_day
-        fields.update(due_fields(parse_day(due)))
+        fields.update(due_fields(parse_day(due)), stale=None)
     for name, given in (("valid_from", valid_from), ("valid_to", valid_to)):
         if given is not None:
             parse_ts(given)  # a time ctx cannot read: exit 2, nothing written
