@@ -232,6 +232,8 @@ def letters_to(ctx: Context, reader: str, *, since: Any = None, include_closed: 
     where = _prefixed(prefix)
     if since is not None:
         where.add("ts >= ?", since.timestamp() - 0.001)
+    if not include_closed:  # (the open test below decides; this only reads fewer rows)
+        where.add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
 
     def mine(r: Result) -> bool:
         return r.key.startswith(prefix) and (since is None or model.ts_key(r.entry.get("timestamp")) >= since)
