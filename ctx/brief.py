@@ -4,9 +4,12 @@
 items (``ctx/start.py`` fits them into a budget), ``render_brief`` prints them
 and ``Brief.as_json`` gives the ``--json`` shape. Each section has an item
 limit and each item an excerpt bound, so the brief's length does not grow with
-the store. Besides §5.2's sections, an agent (``CTX_AUTHOR`` set) sees SINCE
-YOUR LAST SESSION: what others changed since its last commit, which the git
-layer reads (``ctxgit/porcelain/since.py``) and hands in as a ``Since``.
+the store. Besides §5.2's sections, every reader sees FOR YOU (their open letters,
+``ctx/letters.py``) and DUE (what is overdue or due within a week,
+``ctx/resurface.py``) after the standing instructions, and an agent
+(``CTX_AUTHOR`` set) sees SINCE YOUR LAST SESSION: what others changed since its
+last commit, which the git layer reads (``ctxgit/porcelain/since.py``) and hands
+in as a ``Since``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ DEFAULT_DAYS = model.BRIEF_DAYS
 DEFAULT_CHANGES = model.BRIEF_CHANGES
 INSTRUCTION_TAGS = ("directive", "preference", "constraint")
 SINCE = 10  # items of SINCE YOUR LAST SESSION, then a count
+FOR_YOU = (10, 80)  # open letters to the reader, then a count; first words of each
+DUE = (10, 100)
 
 
 class SinceChange:
@@ -86,6 +91,35 @@ class Item:
         return {name: getattr(self, name) for name in self.__slots__ if getattr(self, name) not in (None, "")}
 
 
+class LetterItem:
+    """One open letter to the reader (FOR YOU): who sent it, its shape, when, its first
+    words, its key; ``new``: written since the reader's last session."""
+
+    __slots__ = ("key", "sender", "shape", "timestamp", "text", "new")
+
+    def __init__(self, key: str, sender: str, shape: str, timestamp: str | None, text: str, new: bool) -> None:
+        self.key, self.sender, self.shape, self.timestamp, self.text, self.new = \
+            key, sender, shape, timestamp, text, new
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "from": self.sender, "shape": self.shape, "timestamp": self.timestamp,
+                "text": self.text, "new": self.new}
+
+
+class DueLine:
+    """One entry of DUE: its day, how far off, and what it says."""
+
+    __slots__ = ("key", "store", "due", "when", "text", "status", "must_not_forget", "stale")
+
+    def __init__(self, key: str, store: str, due: str, when: str, text: str, status: str,
+                 must_not_forget: bool, stale: bool) -> None:
+        self.key, self.store, self.due, self.when, self.text = key, store, due, when, text
+        self.status, self.must_not_forget, self.stale = status, must_not_forget, stale
+
+    def as_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
 class Brief:
     """The brief's selection, before it is rendered as text or JSON."""
 
@@ -101,6 +135,11 @@ class Brief:
         self.commit: str | None = None
         self.warnings: list[str] = []
         self.since: Since | None = None
+        self.reader = "operator"  # whose letters FOR YOU shows (CTX_AUTHOR, else the operator)
+        self.for_you: list[LetterItem] = []
+        self.for_you_more = 0
+        self.due: list[DueLine] = []
+        self.due_more = 0
         self.sync: str | None = None  # the sync state in a few words (the front door reads it from git)
 
     def as_json(self) -> dict[str, Any]:
@@ -113,6 +152,9 @@ class Brief:
             "counts": self.counts,
             "focus": self.focus.as_json() if self.focus else None,
             "instructions": items(self.instructions),
+            "for_you": {"reader": self.reader, "items": [i.as_json() for i in self.for_you],
+                        "more": self.for_you_more},
+            "due": {"items": [i.as_json() for i in self.due], "more": self.due_more},
             "open": {"from": self.open_from, "items": items(self.open_items), "more": self.open_more},
             "decisions": {"days": self.days, "items": items(self.decisions)},
             "changes": items(self.changes),
@@ -181,6 +223,10 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     brief.instructions = [_item(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)
 
+    if "shared" in usable:
+        _for_you(ctx, brief, since, printed)
+    _due(ctx, brief, usable, now, printed)
+
     summary = newest_summary(ctx.root)
     if summary is not None:
         limit, bound = OPEN
@@ -209,6 +255,35 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     return brief
 
 
+def _for_you(ctx: Context, brief: Brief, since: Since | None, printed: set[tuple[str, str]]) -> None:
+    """FOR YOU: the reader's open letters, newest first (``ctx/letters.py``)."""
+    from ctx.letters import OPERATOR, letters_to, reader_name
+    brief.reader = reader_name(ctx.author)
+    limit, bound = FOR_YOU
+    found, brief.for_you_more = letters_to(ctx, brief.reader, limit=limit,
+                                           last_session=since.last if since is not None else None)
+    for letter in found:
+        e = letter.entry
+        brief.for_you.append(LetterItem(letter.key, letter.field("from") or str(e.get("author") or OPERATOR),
+                                        letter.field("shape"), e.get("timestamp"),
+                                        excerpt(e.get("value"), bound), letter.new))
+        printed.add(("shared", letter.key))
+
+
+def _due(ctx: Context, brief: Brief, usable: list[str], now: datetime, printed: set[tuple[str, str]]) -> None:
+    """DUE: what is overdue or due within a week, soonest first (``ctx/resurface.py``)."""
+    from ctx.resurface import due_items
+    limit, bound = DUE
+    found = due_items(ctx, usable, now.astimezone().date(), operator=not ctx.author)
+    brief.due_more = max(0, len(found) - limit)
+    for item in found[:limit]:
+        r = item.result
+        brief.due.append(DueLine(r.key, r.store, item.day.isoformat(), item.when(),
+                                 excerpt(r.entry.get("value"), bound), model.status_label(r.entry),
+                                 item.must_not_forget, item.stale))
+        printed.add((r.store, r.key))
+
+
 def _label(item: Item) -> str:
     parts = [item.key or ""]
     if item.store and item.store != "shared":
@@ -232,6 +307,27 @@ def _since_lines(since: Since) -> list[str]:
     return lines
 
 
+def _for_you_lines(brief: Brief) -> list[str]:
+    lines = [f"  - {'[new] ' if i.new else ''}{local_time(i.timestamp)} from {i.sender} ({i.shape}): "
+             f"{i.text} [{i.key}]\n" for i in brief.for_you]
+    if brief.for_you_more:
+        lines.append(f"  {brief.for_you_more} more: ctx inbox\n")
+    return lines
+
+
+def _due_lines(brief: Brief) -> list[str]:
+    lines = []
+    for i in brief.due:
+        marks = "".join(f" [{m}]" for m in (i.store if i.store != "shared" else "", i.status,
+                                             "must not forget" if i.must_not_forget else "",
+                                             ("stale: needs you" if brief.reader == "operator" else "stale")
+                                             if i.stale else "") if m)
+        lines.append(f"  - {i.due} ({i.when}) {i.key}{marks}: {i.text}\n")
+    if brief.due_more:
+        lines.append(f"  ... and {brief.due_more} more due\n")
+    return lines
+
+
 def brief_sections(brief: Brief) -> list[Section]:
     """The brief as sections of whole items, in §5.2's order (SINCE after the instructions)."""
     counts = ", ".join(f"{n} {c}" for n, c in brief.counts.items())
@@ -250,6 +346,12 @@ def brief_sections(brief: Brief) -> list[Section]:
                                 "ctx brief"))
     sections.append(Section("instructions", "\nSTANDING INSTRUCTIONS (the operator's)\n",
                             [f"  - {_label(i)}: {i.text}\n" for i in brief.instructions], "ctx brief"))
+    if brief.for_you:
+        sections.append(Section("for_you", f"\nFOR YOU (open letters to {brief.reader}; "
+                                "answer: ctx send NAME TEXT --re KEY)\n", _for_you_lines(brief), "ctx inbox"))
+    if brief.due:
+        sections.append(Section("due", "\nDUE (overdue or within 7 days; done: ctx review KEY)\n",
+                                _due_lines(brief), "ctx brief"))
     if brief.since is not None:
         when = f" ({local_time(brief.since.last)})" if brief.since.last else ""
         sections.append(Section("since", f"\nSINCE YOUR LAST SESSION{when}\n", _since_lines(brief.since),

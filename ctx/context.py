@@ -385,7 +385,10 @@ class Context:
 
     def set(self, key: str, value: Any, *, store: str = DEFAULT_STORE, source: str | None = None,
             basis: str | None = None, scope: str | None = None, tags: list[str] | None = None,
-            derivation: str | None = None, force: bool = False) -> Entry:
+            derivation: str | None = None, force: bool = False,
+            fields: dict[str, Any] | None = None) -> Entry:
+        """§4.2's set; ``fields``: fields beyond §3.3's to write too (``--due``'s), None
+        for one to remove."""
         model.validate_key(key)
         self._check_policy(store, source)
         self._refuse_credentials({"key": key, "value": value, "derivation": derivation,
@@ -395,9 +398,15 @@ class Context:
                         basis=basis, scope=scope, tags=tags, derivation=derivation)
 
         def change(before: Entry | None) -> Entry:
-            return model.apply_set(before, value, author=self.author, when=model.now(),
-                                   source=source, basis=basis, scope=scope, tags=tags,
-                                   derivation=derivation)
+            entry = model.apply_set(before, value, author=self.author, when=model.now(),
+                                    source=source, basis=basis, scope=scope, tags=tags,
+                                    derivation=derivation)
+            for name, extra in (fields or {}).items():  # None: the field goes
+                if extra is None:
+                    entry.pop(name, None)
+                else:
+                    entry[name] = extra
+            return entry
         result = self._write("set", store, key, change, forced=force)
         assert result is not None
         return result

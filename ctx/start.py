@@ -4,8 +4,9 @@ Without a budget the payload is §5.1's, whole: RULES.md and the summary byte
 for byte. With one (``ctx start --max-chars N``, a context window the agent
 runtime names, or ``ctx config start-max-chars``) the output is at most N
 characters, always: it is filled in a fixed order of importance with whole
-items only — RULES.md, the brief's header, focus, instructions, what changed
-since your last session, open items, decisions, recent changes, then the
+items only — RULES.md, the brief's header, focus, instructions, letters for
+you, what is due, what changed since your last session, open items,
+decisions, recent changes, then the
 summary (its Open section before the rest) — and where anything is left out
 one line says how much, and the command that shows it. A harness cuts an
 over-long hook output on its own terms (Claude Code keeps a 2 KB preview);

@@ -56,8 +56,9 @@ Writes nothing (with auto-sync on it pulls first, within sync-timeout),
 and exits 0 even on an empty or missing context (it says so), or an
 unreachable remote, so a harness hook never fails a session. With a budget the output is
 at most that many characters: whole items in order of importance (RULES.md,
-the brief's header, focus, instructions, since your last session, open
-items, decisions, recent changes, then the summary, its Open section first),
+the brief's header, focus, instructions, letters for you, what is due,
+since your last session, open items, decisions, recent changes, then the
+summary, its Open section first),
 and one line saying what was left out and which command shows it.""", """\
 Examples (a harness's session-start hook):
   CTX_HOME=~/ctx CTX_AUTHOR="Agent One" timeout 10 ctx start || true
@@ -80,7 +81,10 @@ machine). None: the whole payload.
 Example:
   ctx brief --days 14 --changes 5
 JSON shape (--json): {"generated", "commit", "counts": {store: n},
-  "focus": item|null, "instructions": [item], "since": null | {"author",
+  "focus": item|null, "instructions": [item], "for_you": {"reader",
+  "items": [{"key", "from", "shape", "timestamp", "text", "new"}], "more"},
+  "due": {"items": [{"key", "store", "due", "when", "text", "status",
+  "must_not_forget", "stale"}], "more"}, "since": null | {"author",
   "last", "first_session", "changes": [{"store", "key", "author",
   "timestamp", "kind"}], "more"}, "open": {"from", "items", "more"},
   "decisions": {"days", "items": [item]}, "changes": [item], "sync": str|null,
@@ -90,7 +94,8 @@ With a remote, "sync" names the sync state (`ctx status` has the details);
 with auto-sync on (`ctx config sync-auto true`) brief pulls first.
 With CTX_AUTHOR set, SINCE YOUR LAST SESSION lists what others changed
 since that author's last commit (kind: new, changed, amended, superseded,
-resolved, deleted).
+resolved, deleted). FOR YOU lists the reader's open letters (CTX_AUTHOR,
+else operator: ctx inbox); DUE what is overdue or due within 7 days.
 """, options=BRIEF + (JSON,), reads=True, fast=True),
     Command("get", "entries:get", "One entry, with its status (§4.1).",
             "Print one entry with its status (§4.1). Exits 1 when the key is missing.", """\
@@ -112,6 +117,8 @@ Examples:
   ctx set k -- --literal-words      # -- ends the options
 Values: objects, arrays, true, false, null and integers up to 2^53-1 are
 stored as JSON; anything else (1.5, 007, NaN) as the text it was.
+--due, --valid-from and --valid-to write the fields due (and due_set),
+valid_from and valid_to; an update without them keeps the old ones.
 """, args=(KEY, Arg("value", WORDS, help="The value (its words are joined by spaces).")),
             options=(STORE,
                      Opt("source", "--source", choices=SOURCES,
@@ -121,6 +128,12 @@ stored as JSON; anything else (1.5, 007, NaN) as the text it was.
                      Opt("scope", "--scope", choices=SCOPES, help="global (default) or session."),
                      Opt("tags", "--tag", kind=MULTI, help="A tag; repeat for more. Replaces the old tags."),
                      Opt("derivation", "--derivation", help="How the value was reached."),
+                     Opt("due", "--due", metavar="DATE",
+                         help="Due date (YYYY-MM-DD, today, tomorrow, +N days): see ctx remind."),
+                     Opt("valid_from", "--valid-from", metavar="TIME",
+                         help="When it became true in the world (YYYY-MM-DD or RFC 3339)."),
+                     Opt("valid_to", "--valid-to", metavar="TIME",
+                         help="When it stops (or stopped) being true (YYYY-MM-DD or RFC 3339)."),
                      FORCE, JSON), fast=True, words_rule=True, idempotent=True),
     Command("amend", "entries:amend", "Mark an entry amended, with a note (§3.6).",
             "Mark an entry amended: prepend [Amended DATE: NOTE] to its value (§3.6).", """\
@@ -208,7 +221,8 @@ def commands() -> tuple[Command, ...]:
     """Every command, in the order ``ctx --help`` lists them."""
     from ctx.cli.table_features import FEATURES
     from ctx.cli.table_git import GIT
-    return ENTRIES + GIT + FEATURES
+    from ctx.cli.table_letters import LETTERS
+    return ENTRIES + LETTERS + GIT + FEATURES
 
 
 def fast_commands() -> dict[str, Command]:

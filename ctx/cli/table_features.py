@@ -193,7 +193,7 @@ over stdin and stdout, until the client closes it. A harness starts it.
 
 Each tool is the ctx command of the same name (start, brief, get, set,
 amend, supersede, resolve, basis, delete, search, list, history, log, diff,
-summary_new; sync where a remote is set), its options as arguments; a
+summary_new, send, inbox, handoff, remind, review; sync where a remote is set), its options as arguments; a
 result holds the command's text and its --json object. Resources:
 ctx://rules, ctx://brief, ctx://summary/latest. Writes are commits, signed
 --author or $CTX_AUTHOR. Needs the mcp extra: pip install 'ctx-memory[mcp]'.""", """\

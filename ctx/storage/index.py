@@ -1,6 +1,6 @@
 """A rebuildable index of the stores, so reads need not parse whole store files.
 
-One SQLite file, ``.git/ctx/index-v2.sqlite`` (inside ``.git``: never part of
+One SQLite file, ``.git/ctx/index-v3.sqlite`` (inside ``.git``: never part of
 the work tree, never committed), holds a row per entry: the entry in Python's
 ``marshal`` form (built in, so a read need not import ``json``: ~3.5 ms at
 every start; the file is this machine's own cache, never shared) and the
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 from ctx import model
 from ctx.storage.files import Identity, read_raw, store_path
 
-FILE = "index-v2.sqlite"
+FILE = "index-v3.sqlite"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
 RACY_NS = 2_000_000_000
 SEP = "\x1f"
@@ -50,8 +50,9 @@ CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTE
                                 racy INTEGER, digest INTEGER, count INTEGER);
 CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, source TEXT,
                                    status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
-                                   body BLOB, PRIMARY KEY(store, key)) WITHOUT ROWID;
+                                   body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
+CREATE INDEX IF NOT EXISTS by_due ON entries(due) WHERE due IS NOT NULL;
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
@@ -88,22 +89,29 @@ def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
     tags_text = SEP + SEP.join(t for t in tags if isinstance(t, str)) + SEP if isinstance(tags, list) else ""
     status = entry.get("status") or None
     scope = entry.get("scope", "global")
+    due = entry.get("due")  # a due date (ctx/resurface.py): the DUE section finds them by by_due
     return (store, key, model.STORES.index(store), model.ts_key(entry.get("timestamp")).timestamp(),
             entry.get("source") if isinstance(entry.get("source"), str) else None,
             status if isinstance(status, str) else ("?" if status else None),
             scope if isinstance(scope, str) else None, tags_text, key.lower(),
             model.value_text(entry.get("value")).lower(),
-            marshal.dumps(entry, MARSHAL_VERSION))
+            marshal.dumps(entry, MARSHAL_VERSION), due if isinstance(due, str) else None)
 
 
 class Where:
     """A SQL condition (and its parameters) that passes every entry a query wants."""
 
-    __slots__ = ("clauses", "params")
+    __slots__ = ("clauses", "params", "selective")
 
     def __init__(self) -> None:
         self.clauses: list[str] = []
         self.params: list[Any] = []
+        self.selective = False  # the clauses pass few rows through an index of their own (by_due)
+
+    def narrowing(self) -> Where:
+        """Mark the clauses as narrower than the stores: SQLite walks their index, not every row."""
+        self.selective = True
+        return self
 
     def add(self, clause: str, *params: Any) -> Where:
         self.clauses.append(clause)
@@ -116,6 +124,11 @@ class Where:
             self.add("(" + " OR ".join(["instr(tags, ?) > 0"] * len(tags)) + ")",
                      *[SEP + t + SEP for t in tags])
         return self
+
+    def key_prefix(self, prefix: str) -> Where:
+        """Keys starting with ``prefix`` (not empty), as a range the primary key can walk."""
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return self.add("key >= ? AND key < ?", prefix, upper)
 
     def sql(self) -> str:
         return " AND ".join(self.clauses) if self.clauses else "1"
@@ -136,7 +149,7 @@ class Index:
                 if not writable or not create or not (root / ".git").is_dir():
                     return None
                 path.parent.mkdir(mode=0o700, exist_ok=True)
-                for old in path.parent.glob("index-v1.sqlite*"):  # the JSON-bodied index before it
+                for old in path.parent.glob("index-v[12].sqlite*"):  # the indexes before it (v2: no due)
                     old.unlink()
             uri = path.as_uri() + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
@@ -222,7 +235,7 @@ class Index:
         rows = [row_for(store, k, e) for k, e in (entries or {}).items()]
         with self._transaction():
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
-            self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+            self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
         self._fresh.add(store)
@@ -246,7 +259,7 @@ class Index:
                 if entry is None:
                     self.db.execute("DELETE FROM entries WHERE store = ? AND key = ?", (store, key))
                 else:
-                    self.db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    self.db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                                     row_for(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
@@ -402,7 +415,7 @@ class Index:
         # limit (a one-word search at 10,000 entries: ~1.5 ms instead of ~60). Without a limit
         # every row is read anyway, and reading the table in its order, then sorting what
         # passed, is faster than a lookup per row from by_time (`list --tag` at 10,000: ~20 ms).
-        column = "+store" if limited and set(stores) >= set(model.STORES) else "store"
+        column = "+store" if where.selective or (limited and set(stores) >= set(model.STORES)) else "store"
         cursor = self.db.execute(
             f"SELECT store, key, body FROM entries WHERE {column} IN ({marks}) AND {where.sql()} "
             "ORDER BY ts DESC, rank, key", [*stores, *where.params])

@@ -33,7 +33,8 @@ from ctx.storage.textlayout import read_entry
 from ctxgit.plumbing.repo import blob_data, open_repo
 from ctxgit.plumbing.trailers import trailers
 
-SINGLE_ENTRY_OPS = frozenset({"set", "amend", "supersede", "resolve", "basis", "delete"})
+SINGLE_ENTRY_OPS = frozenset({"set", "amend", "supersede", "resolve", "basis", "delete", "send", "remind",
+                              "review"})
 _HEAD_REV = re.compile(r"^(HEAD|@)(~\d+|\^+\d*)*$")
 
 

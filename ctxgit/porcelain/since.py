@@ -60,6 +60,7 @@ LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 take
 KINDS = {"amend": "amended", "supersede": "superseded", "resolve": "resolved",
          "delete": "deleted", "cleanup": "deleted"}
 DELETING = frozenset({"delete", "cleanup"})
+CREATING = frozenset({"set", "send", "handoff"})  # may make an entry: new when nothing came before
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS log_state(name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -146,7 +147,7 @@ def _answer(db: sqlite3.Connection, author: str, limit: int, new: list[Row] | No
     overlap = 0
     for (store, key), (seq, who, when, op, prev) in sorted(newest.items(), key=lambda kv: -kv[1][0]):
         stored = None
-        if after <= base or (seq > after and prev is _MISSING and op == "set"):  # else not needed
+        if after <= base or (seq > after and prev is _MISSING and op in CREATING):  # else not needed
             stored = db.execute("SELECT seq, operation FROM log_latest WHERE store = ? AND key = ?",
                                 (store, key)).fetchone()
         if stored is not None and stored[0] > after:
@@ -169,7 +170,7 @@ def _answer(db: sqlite3.Connection, author: str, limit: int, new: list[Row] | No
 
 
 def _kind(operation: str, before: str | None) -> str:
-    if operation == "set":
+    if operation in CREATING:
         return "new" if before is None or before in DELETING else "changed"
     return KINDS.get(operation, "changed")
 

@@ -24,7 +24,8 @@ TYPES = {FLAG: "boolean", INT: "integer", MULTI: "array", WORDS: "string", "text
 def test_one_tool_per_command_named_as_the_command():
     names = [t.name for t in tools()]
     assert names == ["start", "brief", "get", "set", "amend", "supersede", "resolve", "basis", "delete",
-                     "search", "list", "history", "log", "diff", "summary_new", "sync"]
+                     "search", "list", "history", "log", "diff", "summary_new", "send", "inbox", "handoff",
+                     "remind", "review", "sync"]
     assert [t.name for t in tools(with_remote=False)] == names[:-1]
     assert all(find(name) for name in TOOL_COMMANDS)
 
@@ -280,3 +281,25 @@ def test_a_bug_in_a_handler_is_one_line_even_with_ctx_debug(server, monkeypatch)
     monkeypatch.setattr(entries, "get", lambda run, **kw: 1 / 0)
     done = server.call("get", {"key": "k"})
     assert done.is_error and "internal error: ZeroDivisionError" in done.content[0].text
+
+
+def test_letters_handoff_and_due_dates_as_tools(server, run):
+    sent = server.call("send", {"to": "Agent Two", "text": "Please review the retry", "expects": "a report"})
+    assert not sent.is_error, sent.content
+    key = sent.structured_content["key"]
+    assert key.startswith("comms:agent_two:") and sent.content[0].text == f"sent shared/{key} to Agent Two\n"
+    assert server.call("set", {"key": "relay_baton", "value": "state", "due": "+3"}).structured_content[
+        "entry"]["due"]
+    handed = server.call("handoff", {"to": "operator", "baton": "relay_baton", "note": "yours now"})
+    assert not handed.is_error and handed.structured_content["baton"]["holder"] == "operator"
+    reminded = server.call("remind", {"key": "relay_baton", "date": "2099-01-01", "must_not_forget": True})
+    assert reminded.structured_content["entry"]["must_not_forget"] is True
+    reviewed = server.call("review", {"key": "relay_baton", "stale": True})
+    assert reviewed.structured_content["entry"]["stale"] is True
+    mine = server.call("inbox", {"all_letters": True})
+    assert mine.structured_content == {"reader": "Agent One", "last_session": mine.structured_content[
+        "last_session"], "letters": []}
+    theirs = json.loads(run("inbox", "--json", author="agent two").stdout)["letters"]
+    assert [x["key"] for x in theirs] == [key]
+    assert server.call("review", {"key": "relay_baton", "stale": "yes"}).is_error
+    assert server.call("remind", {"key": "relay_baton", "date": "soon"}).structured_content["exit_status"] == 2

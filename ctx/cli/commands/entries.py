@@ -173,11 +173,21 @@ def reindex(run: Run, as_json: bool) -> None:
 # --- writes ---------------------------------------------------------------------------
 
 def set_(run: Run, key: str, value: list[str], store: str, source: str | None, basis: str | None,
-         scope: str | None, tags: list[str], derivation: str | None, force: bool, as_json: bool) -> None:
-    from ctx.model import parse_value
+         scope: str | None, tags: list[str], derivation: str | None, due: str | None, valid_from: str | None,
+         valid_to: str | None, force: bool, as_json: bool) -> None:
+    from ctx.model import parse_ts, parse_value
+    fields: dict[str, str | None] = {}
+    if due is not None:  # a new date, as ctx remind gives one: no longer stale
+        from ctx.resurface import due_fields, parse_day
+        fields.update(due_fields(parse_day(due)), stale=None)
+    for name, given in (("valid_from", valid_from), ("valid_to", valid_to)):
+        if given is not None:
+            parse_ts(given)  # a time ctx cannot read: exit 2, nothing written
+            fields[name] = given.strip()
     context = run.context()
     entry = context.set(key, parse_value(" ".join(value)), store=store, source=source, basis=basis, scope=scope,
-                        tags=list(tags) if tags else None, derivation=derivation, force=force)
+                        tags=list(tags) if tags else None, derivation=derivation, force=force,
+                        fields=fields or None)
     write_done(run, context, {"store": store, "key": key, "entry": entry}, f"set {store}/{key}", as_json)
 
 

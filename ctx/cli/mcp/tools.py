@@ -30,7 +30,8 @@ from ctx.errors import InvalidArgument
 # The commands an agent uses, in the order tools are listed. `sync` only where the context
 # has a remote (``has_remote``).
 TOOL_COMMANDS = ("start", "brief", "get", "set", "amend", "supersede", "resolve", "basis", "delete",
-                 "search", "list", "history", "log", "diff", "summary new", "sync")
+                 "search", "list", "history", "log", "diff", "summary new", "send", "inbox", "handoff",
+                 "remind", "review", "sync")
 REMOTE_ONLY = ("sync",)
 JSON_DEST = "as_json"  # never an argument: the JSON is the structured content of every result
 # Options that only make sense on a command line, and what stands for them in a tool.
