@@ -31,6 +31,7 @@ class Callbacks(pygit2.RemoteCallbacks):
         self.rejected: dict[str, str] = {}
         self._keys: list[tuple[str, pygit2.Keypair | pygit2.KeypairFromAgent]] | None = None
         self._passwords = 0
+        self.tried: list[str] = []  # the SSH keys offered, by where they came from
 
     def certificate_check(self, certificate, valid, host):
         """libgit2 has checked the host key against ~/.ssh/known_hosts (or the TLS
@@ -45,8 +46,8 @@ class Callbacks(pygit2.RemoteCallbacks):
             if self._keys is None:
                 self._keys = ssh_keys(username_from_url or place.user or "git", place.host)
             if not self._keys:
-                raise GitError(causes.key_refused(place, "no SSH agent and no key in ~/.ssh"))
-            self.tried = getattr(self, "tried", []) + [self._keys[0][0]]
+                raise GitError(causes.key_refused(place, self.tried))
+            self.tried.append(self._keys[0][0])
             return self._keys.pop(0)[1]
         if allowed_types & CredentialType.USERPASS_PLAINTEXT:
             self._passwords += 1
@@ -65,9 +66,8 @@ class Callbacks(pygit2.RemoteCallbacks):
         text = str(error)
         if isinstance(error, GitError):  # one of ours, raised above: it says it already
             return text
-        tried = getattr(self, "tried", None)
-        if tried and any(w in text.lower() for w in ("authentication", "userauth", "publickey")):
-            return causes.key_refused(where(self.url), " and ".join(dict.fromkeys(tried)))
+        if self.tried and any(w in text.lower() for w in ("authentication", "userauth", "publickey")):
+            return causes.key_refused(where(self.url), self.tried)
         return causes.explain(text, self.url) or text
 
     def sideband_progress(self, string):

@@ -49,7 +49,8 @@ def explain(text: str, url: str) -> str | None:
                                "failed to authenticate ssh session", "too many authentication failures")):
         return key_refused(place)
     if any(w in said for w in ("does not appear to be a git repository", "repository not found",
-                               "http status code: 404", "not found")) and "command not found" not in said:
+                               "http status code: 404", "project you were looking for could not be found")) \
+            or ("repository '" in said and "' not found" in said):
         return (f"no repository at {redact(url)} (repository not found): check the path, and that "
                 "your account may read it")
     if place.http and any(w in said for w in ("could not read username", "could not read password",
@@ -93,12 +94,18 @@ def recorded(place: Where) -> bool:
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
-def key_refused(place: Where, tried: str | None = None) -> str:
-    user = f"{place.user}@" if place.user else ""
-    offered = f" (tried {tried})" if tried else ""
-    return (f"{user}{place.host or 'the remote'} refused the SSH key{offered}: add your public key to "
-            "your account there (GitHub, GitLab: Settings, SSH keys), and name the key in ~/.ssh/config "
-            "(IdentityFile) or load it into an agent (`ssh-add`)")
+def key_refused(place: Where, tried: list[str] | None = None) -> str:
+    """The server refused every SSH key offered (``tried``: libgit2's, by where each came
+    from; ``[]``: there was none to offer)."""
+    server = (f"{place.user}@" if place.user else "") + (place.host or "the remote")
+    if tried == []:
+        said = (f"{server} asks for an SSH key and there is none to offer (no SSH agent, no key in ~/.ssh "
+                "or named in ~/.ssh/config)")
+    else:
+        offered = f" (offered {', '.join(dict.fromkeys(tried))})" if tried else ""
+        said = f"{server} refused the SSH key{offered}"
+    return (f"{said}: add your public key to your account there (GitHub, GitLab: Settings, SSH keys), "
+            "and name the key in ~/.ssh/config (IdentityFile) or load it into an agent (`ssh-add`)")
 
 
 def no_password(place: Where, url: str) -> str:
@@ -108,6 +115,7 @@ def no_password(place: Where, url: str) -> str:
 
 
 def password_refused(place: Where, url: str) -> str:
-    return (f"{place.host} refused the user name and password (authentication failed): update what your "
-            f"credential helper keeps for it (`git credential reject`, then `git ls-remote {redact(url)}` "
-            "in a terminal); GitHub and GitLab take a token, not your password")
+    return (f"{place.host} refused the user name and password (authentication failed): make your credential "
+            f"helper forget them (`echo url={redact(url)} | git credential reject`), then run `git ls-remote "
+            f"{redact(url)}` in a terminal to store the right ones (GitHub and GitLab take a token, not your "
+            "password)")
