@@ -35,9 +35,14 @@ class Callbacks(pygit2.RemoteCallbacks):
 
     def certificate_check(self, certificate, valid, host):
         """libgit2 has checked the host key against ~/.ssh/known_hosts (or the TLS
-        certificate); pygit2 would let an ssh key through whatever it found."""
+        certificate); pygit2 would let an ssh key through whatever it found. A key
+        known_hosts does not hold passes only where the operator turned the check off
+        for this host (``StrictHostKeyChecking no`` in ~/.ssh/config), as with ssh."""
         self.heard = time.monotonic()
-        return bool(valid)
+        if valid:
+            return True
+        place = where(self.url)
+        return place.ssh and ssh_settings(place.host).get("stricthostkeychecking") == ["false"]
 
     def credentials(self, url, username_from_url, allowed_types):
         self.heard = time.monotonic()
@@ -92,7 +97,7 @@ def ssh_keys(user: str, host: str | None) -> list[tuple[str, pygit2.Keypair | py
     found: list[tuple[str, pygit2.Keypair | pygit2.KeypairFromAgent]] = []
     if os.environ.get("SSH_AUTH_SOCK"):
         found.append(("the SSH agent", pygit2.KeypairFromAgent(user)))
-    files = _configured_identities(host) + [os.path.join("~", ".ssh", name) for name in DEFAULT_KEYS]
+    files = ssh_settings(host).get("identityfile", []) + [os.path.join("~", ".ssh", name) for name in DEFAULT_KEYS]
     for name in dict.fromkeys(files):
         path = os.path.expanduser(name)
         if os.path.isfile(path):
@@ -101,17 +106,23 @@ def ssh_keys(user: str, host: str | None) -> list[tuple[str, pygit2.Keypair | py
     return found
 
 
-def _configured_identities(host: str | None) -> list[str]:
+def ssh_settings(host: str | None) -> dict[str, list[str]]:
+    """What ~/.ssh/config says for ``host`` (``ssh -G``: every setting, resolved), by
+    lower-case name; empty without ssh."""
     ssh = shutil.which("ssh")
     if ssh is None or not host:
-        return []
+        return {}
     try:
         done = subprocess.run([ssh, "-G", host], capture_output=True, text=True, timeout=10,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.split(None, 1)[1] for line in done.stdout.splitlines()
-            if line.startswith("identityfile ") and len(line.split(None, 1)) == 2]
+        return {}
+    found: dict[str, list[str]] = {}
+    for line in done.stdout.splitlines():
+        name, _, value = line.partition(" ")
+        if value:
+            found.setdefault(name.lower(), []).append(value)
+    return found
 
 
 def bounded(work, callbacks: Callbacks, what: str, deadline=None) -> None:

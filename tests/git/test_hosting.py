@@ -218,6 +218,22 @@ def test_an_unknown_host_key_is_refused_and_named_with_the_command_that_adds_it(
 
 
 @pytest.mark.parametrize("way", WAYS)
+def test_an_unknown_host_key_passes_where_the_operator_turned_the_check_off(tmp_path, monkeypatch, ssh_setup,
+                                                                            sshd, way):
+    """``StrictHostKeyChecking no`` in ~/.ssh/config: their choice, kept on both paths."""
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", way)
+    bare, url = new_repo(sshd)
+    known(ssh_setup, "")
+    config = ssh_setup / ".ssh" / "config"
+    config.write_text(config.read_text() + "  StrictHostKeyChecking no\n")
+    c = Machine(tmp_path / "c", "C")
+    ok(c, "clone", url, str(c.root))
+    ok(c, "set", "k", "v")
+    ok(c, "sync")
+    assert bare_head(bare) == c.head()
+
+
+@pytest.mark.parametrize("way", WAYS)
 def test_a_changed_host_key_is_refused_and_named_with_the_command_that_removes_it(tmp_path, monkeypatch,
                                                                                  ssh_setup, sshd, keys, way):
     monkeypatch.setenv("CTX_GIT_TRANSPORT", way)
