@@ -181,7 +181,10 @@ def _run(root: Path, args: list[str], keep_fd: int | None,
                 if bound_left <= 0:
                     assert limit is not None
                     raise no_answer(url, verb, limit[2], limit[1], heard > began)
-                for key, _ in watch.select(min(quiet_left, bound_left)):
+                ready = watch.select(min(quiet_left, bound_left, 0.25))
+                if not ready and proc.poll() is not None:
+                    break  # git has exited; what it started may hold its pipes (an ssh ControlPersist master)
+                for key, _ in ready:
                     chunk = os.read(key.fd, 65536)
                     if not chunk:
                         watch.unregister(key.fileobj)

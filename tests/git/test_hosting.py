@@ -404,3 +404,23 @@ def test_nothing_is_left_running_after_a_stopped_clone(tmp_path, monkeypatch, ss
         assert left == []
     finally:
         silent.stop()
+
+
+def test_a_helper_left_running_with_gits_pipes_does_not_hold_clone_or_sync(tmp_path, monkeypatch, ssh_setup,
+                                                                            sshd):
+    """Something git started may outlive it holding its stderr (an ssh master kept by
+    ControlPersist, a helper's daemon): ctx goes on once git has exited, instead of
+    reading the pipe until that ends or the time limit stops it."""
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")
+    monkeypatch.setenv("CTX_REMOTE_TIMEOUT", "20")
+    lingering = tmp_path / "ssh-leaving-a-child"
+    stay = "import os, time; os.closerange(3, 4096); time.sleep(25)"  # as ssh, it closes all but 0-2
+    lingering.write_text(f'#!/bin/sh\n{os.sys.executable} -c "{stay}" &\nexec ssh "$@"\n')
+    lingering.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(lingering))
+    bare, url = new_repo(sshd)
+    a = Machine(tmp_path / "a", "A")
+    ok(a, "clone", url, str(a.root))
+    ok(a, "set", "k", "v")
+    ok(a, "sync")
+    assert bare_head(bare) == a.head()
