@@ -98,17 +98,16 @@ def use_git() -> bool:
 
 
 def _own_ssh(root: Path | None) -> bool:
-    """True when the operator named their own ssh command (``core.sshCommand`` in the
-    root's or the global configuration): it is theirs to keep, batch mode not added."""
+    """True when the operator named their own ssh command (``core.sshCommand`` at any level
+    git reads: the root's, ~/.gitconfig, ~/.config/git/config, an include): it is
+    theirs to keep, batch mode not added (no terminal and no askpass: ssh asks nothing)."""
+    where_ = ["-C", str(root)] if root is not None else []
     try:
-        import pygit2
-
-        from ctxgit.plumbing.repo import open_repo
-        repo = open_repo(root) if root is not None else None
-        config = repo.config if repo is not None else pygit2.Config.get_global_config()
-        return "core.sshCommand" in config
-    except Exception:  # no readable configuration: none of theirs
+        done = subprocess.run(["git", *where_, "config", "--get", "core.sshCommand"], env=clean_git_env(),
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
         return False
+    return done.returncode == 0
 
 
 def git_env(root: Path | None = None) -> dict[str, str]:

@@ -167,14 +167,18 @@ def test_clone_sync_and_auto_sync_with_an_agent(tmp_path, monkeypatch, ssh_setup
     assert b.entry("automatic")["value"] == "pushed in the background"
 
 
-def test_clone_and_sync_with_git_ssh_command(tmp_path, monkeypatch, home, sshd, keys):
+@pytest.mark.parametrize("where", ["GIT_SSH_COMMAND", "core.sshCommand"])
+def test_clone_and_sync_with_the_operators_own_ssh_command(tmp_path, monkeypatch, home, sshd, keys, where):
     monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")
     ssh_dir = home / ".ssh"
     ssh_dir.mkdir(exist_ok=True)
     (ssh_dir / "hosts").write_text(sshd.known_hosts_line())
-    monkeypatch.setenv("GIT_SSH_COMMAND", f"{shutil.which('ssh')} -F /dev/null -i {keys['good']} "
-                       f"-o IdentitiesOnly=yes -o UserKnownHostsFile={ssh_dir / 'hosts'} "
-                       "-o GlobalKnownHostsFile=/dev/null")
+    command = (f"{shutil.which('ssh')} -F /dev/null -i {keys['good']} -o IdentitiesOnly=yes "
+               f"-o UserKnownHostsFile={ssh_dir / 'hosts'} -o GlobalKnownHostsFile=/dev/null")
+    if where == "GIT_SSH_COMMAND":
+        monkeypatch.setenv("GIT_SSH_COMMAND", command)
+    else:
+        subprocess.run(["git", "config", "--global", "core.sshCommand", command], check=True)
     bare, url = new_repo(sshd)
     a, b = two_machines(tmp_path, url)
     assert bare_head(bare) == b.head()

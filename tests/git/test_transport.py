@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ctxgit.sync import transport
@@ -35,6 +37,18 @@ def test_the_operators_ssh_set_up_is_kept_and_redirections_dropped(monkeypatch):
     assert env["GIT_SSH_COMMAND"] == "ssh -i ~/.ssh/ctx_key"
     assert "GIT_DIR" not in env and "GIT_WORK_TREE" not in env
     assert env["GIT_TERMINAL_PROMPT"] == "0"
+
+
+def test_the_operators_core_ssh_command_is_kept_wherever_git_reads_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
+    monkeypatch.delenv("GIT_SSH", raising=False)
+    assert transport.git_env()["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"  # none of theirs: batch mode
+    included = tmp_path / "ssh.gitconfig"
+    included.write_text("[core]\n\tsshCommand = ssh -i ~/.ssh/ctx_key\n")
+    with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as config:
+        config.write(f"[include]\n\tpath = {included}\n")
+    assert "GIT_SSH_COMMAND" not in transport.git_env()  # git's own core.sshCommand applies
+    assert "SSH_ASKPASS" not in transport.git_env() and transport.git_env()["SSH_ASKPASS_REQUIRE"] == "never"
 
 
 @pytest.mark.slow
