@@ -143,7 +143,9 @@ def test_clone_push_and_sync_with_the_key_named_in_ssh_config_and_no_agent(tmp_p
 @pytest.fixture
 def agent(tmp_path, monkeypatch, keys):
     """An ssh agent holding the good key, for this test only."""
-    sock = tmp_path / "agent.sock"
+    import tempfile
+    short = Path(tempfile.mkdtemp(prefix="agent", dir="/tmp"))  # a socket's path must be short
+    sock = short / "sock"
     proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     assert wait_for(sock.exists, 10)
@@ -152,6 +154,7 @@ def agent(tmp_path, monkeypatch, keys):
     yield sock
     proc.terminate()
     proc.wait(10)
+    shutil.rmtree(short, ignore_errors=True)
 
 
 @pytest.mark.parametrize("way", WAYS)
