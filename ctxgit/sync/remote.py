@@ -76,7 +76,7 @@ def add_remote(ctx: Context, name: str, url: str) -> None:
     refuse_password(url)
     repo = _repo(ctx)
     if name in [name_of(r) for r in repo.remotes]:
-        raise InvalidArgument(f"a remote named {name!r} exists already ({repo.remotes[name].url})")
+        raise InvalidArgument(f"a remote named {name!r} exists already ({redact(url_of(repo.remotes[name]))})")
     try:
         repo.remotes.create(name, _normalise_url(url))
     except (pygit2.GitError, ValueError) as exc:
