@@ -169,7 +169,7 @@ def _credential_fill(url: str, user: str | None) -> tuple[str, str] | None:
     from ctxgit.sync.transport import git_env
     try:
         out = subprocess.run(["git", "credential", "fill"], input=request + "\n", env=git_env(None),
-                             capture_output=True, text=True, timeout=30, stdin=None).stdout
+                             capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
     fields = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
