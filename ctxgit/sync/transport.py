@@ -110,13 +110,14 @@ def _own_ssh(root: Path | None) -> bool:
     return done.returncode == 0
 
 
-def git_env(root: Path | None = None) -> dict[str, str]:
+def git_env(root: Path | None = None, ssh: bool = True) -> dict[str, str]:
     """git's environment: never a prompt (no terminal; ssh in batch mode, so a host key or
     a passphrase is never asked for; SSH_ASKPASS, which git would fall back to for a
-    password, left out), the operator's own ssh command and credential set-up kept."""
+    password, left out), the operator's own ssh command and credential set-up kept.
+    ``ssh`` False: no ssh will run (a remote on a local path), none of that is looked up."""
     env = dict(clean_git_env(), GIT_TERMINAL_PROMPT="0", LC_ALL="C", SSH_ASKPASS_REQUIRE="never")
     env.pop("SSH_ASKPASS", None)
-    if not ("GIT_SSH_COMMAND" in env or "GIT_SSH" in env or _own_ssh(root)):
+    if ssh and not ("GIT_SSH_COMMAND" in env or "GIT_SSH" in env or _own_ssh(root)):
         env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
     return env
 
@@ -153,7 +154,7 @@ def _run(root: Path, args: list[str], keep_fd: int | None,
     (seconds left, what bounds them, that bound's seconds), when that runs out."""
     import selectors
     import time
-    env = git_env(root if (root / ".git").exists() else None)
+    env = git_env(root if (root / ".git").exists() else None, ssh=not (url and is_local(url)))
     command = ["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0",
                "-c", "maintenance.auto=false", *args]
     idle = settings.seconds("CTX_REMOTE_TIMEOUT")
