@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -94,7 +95,7 @@ def new_repo(server, name: str | None = None) -> tuple[Path, str]:
 
 def ctx(machine: Machine, *args: str, timeout: float = 90, env: dict | None = None) -> subprocess.CompletedProcess:
     full = dict(os.environ, **machine.env, **(env or {}))
-    return subprocess.run([str(Path(os.sys.executable).parent / "ctx"), *args], env=full, capture_output=True,
+    return subprocess.run([str(Path(sys.executable).parent / "ctx"), *args], env=full, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -397,6 +398,8 @@ def test_a_password_in_a_url_is_refused_and_never_shown(tmp_path, web):
 
 def test_nothing_is_left_running_after_a_stopped_clone(tmp_path, monkeypatch, ssh_setup, sshd):
     """The clone's git and ssh are stopped with it (their process group), not left behind."""
+    if shutil.which("pgrep") is None:
+        pytest.skip("pgrep is not installed (procps)")
     monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")
     monkeypatch.setenv("CTX_REMOTE_TIMEOUT", "1")
     silent = SilentServer()
@@ -422,7 +425,7 @@ def test_a_helper_left_running_with_gits_pipes_does_not_hold_clone_or_sync(tmp_p
     monkeypatch.setenv("CTX_REMOTE_TIMEOUT", "20")
     lingering = tmp_path / "ssh-leaving-a-child"
     stay = "import os, time; os.closerange(3, 4096); time.sleep(25)"  # as ssh, it closes all but 0-2
-    lingering.write_text(f'#!/bin/sh\n{os.sys.executable} -c "{stay}" &\nexec ssh "$@"\n')
+    lingering.write_text(f'#!/bin/sh\n{sys.executable} -c "{stay}" &\nexec ssh "$@"\n')
     lingering.chmod(0o755)
     monkeypatch.setenv("GIT_SSH_COMMAND", str(lingering))
     bare, url = new_repo(sshd)
