@@ -49,7 +49,8 @@ VARIABLES: dict[str, tuple[str, Any, str]] = {
     "CTX_LOCK_TIMEOUT": (SECONDS, 60.0, "how long a write waits for another writer's context lock"),
     "CTX_GIT_RETRY_SECONDS": (SECONDS, 10.0, "how long a commit waits for another git's index.lock"),
     "CTX_REMOTE_WAIT_SECONDS": (SECONDS, 600.0, "how long a fetch or push waits while another ctx syncs"),
-    "CTX_REMOTE_TIMEOUT": (SECONDS, 900.0, "how long a git fetch or push may run before it is stopped"),
+    "CTX_REMOTE_TIMEOUT": (SECONDS, 60.0, "how long a clone, fetch or push may go without a word from the "
+                           "server before it is stopped"),
     "CTX_PACK_THRESHOLD": (BYTES, 32 * 1024 * 1024, "loose object bytes that start a background `git gc`"),
     "CTX_GIT_TRANSPORT": (CHOICE, "git", "fetch and push with git (where it is on the PATH) or libgit2"),
     "CTX_NO_GIT": (FLAG, False, "keep store files only: no commits"),

@@ -159,7 +159,9 @@ Examples:
 """, options=(Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show each remote's URL."), JSON),
             reads=True, group=True, git=True),
     Command("remote add", "sync:remote_add", "Add a remote.",
-            "Add a remote NAME at URL (a path, file://, ssh or https).",
+            """\
+Add a remote NAME at URL (a path, file://, ssh or https). A URL with a
+password in it is refused: a git credential helper keeps it instead.""",
             """\
 Example:
   ctx remote add origin /srv/git/ctx.git
@@ -216,7 +218,10 @@ JSON shape: {"remote": name|null, "ahead": n|null, "behind": n|null,
 """, options=(JSON,), reads=True, git=True),
     Command("clone", "sync:clone", "A new context root from a remote.", """\
 Clone URL into PATH (default: $CTX_HOME, else ~/ctx), with hooks, merge
-driver and upstream set. An empty remote gives a new context that pushes there.""", """\
+driver and upstream set. An empty remote gives a new context that pushes there.
+Through git where it is installed (your ~/.ssh/config, agent and credential
+helper as they are), never a prompt; stopped after CTX_REMOTE_TIMEOUT seconds
+(60) without a word from the server.""", """\
 Examples:
   ctx clone git@example.com:me/ctx.git ~/ctx
   CTX_HOME=~/ctx ctx clone /media/usb/ctx.git

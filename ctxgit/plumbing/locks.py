@@ -26,12 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx import settings
-from ctx.errors import GitError
+from ctx.errors import GitError, LockTimeout
 from ctx.storage.lock import wait_for_flock
 
 FLOCK = "ctx/remote.lock"
 INTENT = "ctx/remote-op"
 _FAILED_TO_LOCK = re.compile(r"failed to (?:lock|create locked) file '([^']+)'|'([^']+\.lock)': File exists")
+
+
+class RemoteInUse(LockTimeout):
+    """Another fetch or push in this root (another ctx, or auto-sync's background push)
+    held the remote flock for the whole wait."""
 
 
 @dataclass
@@ -42,18 +47,22 @@ class RemoteOperation:
 
 @contextmanager
 def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
-                     wait: float | None = None) -> Iterator[RemoteOperation]:
+                     wait: float | None = None, why: str | None = None) -> Iterator[RemoteOperation]:
     """Hold the remote flock for one fetch or push (``pushing``: the remote's URL and
-    the commit sent; ``wait``: seconds to wait for it, default CTX_REMOTE_WAIT_SECONDS).
+    the commit sent; ``wait``: seconds to wait for it, default CTX_REMOTE_WAIT_SECONDS;
+    ``why``: what set ``wait``, named in the error).
     A ``git`` child given the descriptor holds the flock until it exits, so a ctx
     killed while its git runs on leaves no window for recovery."""
     git = root / ".git"
     (git / "ctx").mkdir(mode=0o700, exist_ok=True)
     fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        wait_for_flock(fd, settings.seconds("CTX_REMOTE_WAIT_SECONDS") if wait is None else wait,
-                       "another ctx is fetching from or pushing to a "
-                       "remote in this context; gave up waiting (CTX_REMOTE_WAIT_SECONDS)")
+        seconds = settings.seconds("CTX_REMOTE_WAIT_SECONDS") if wait is None else wait
+        try:
+            wait_for_flock(fd, seconds, "")
+        except LockTimeout:
+            raise RemoteInUse(f"another ctx is fetching from or pushing to a remote in this context; "
+                              f"waited {seconds:.3g} s ({why or 'CTX_REMOTE_WAIT_SECONDS'})") from None
         removed = recover(git)
         intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
         (git / INTENT).write_text(intent)

@@ -155,15 +155,21 @@ def pull_first(root: Path) -> str | None:
         seconds = float(get_value(root, "sync-timeout"))
         from ctxgit.sync import transport
         from ctxgit.sync.remote import pull
-        transport.never_prompt(root)
         deadline = transport.Deadline(seconds, "sync-timeout")
         deadline.at -= time.monotonic() - began
         pulled = pull(_context(root), remote, auto=True, deadline=deadline)
     except CtxError as exc:
+        from ctxgit.plumbing.locks import RemoteInUse
+        from ctxgit.sync.transport import NoAnswer
+        from ctxgit.sync.trigger import running
         text = str(exc)
         state.log(root, f"pull before reading failed: {text}")
-        if "gave no answer" in text:
+        if isinstance(exc, NoAnswer):
             return f"{remote} did not answer within {seconds:g} s (sync-timeout); showing the local context"
+        if isinstance(exc, RemoteInUse):
+            who = "auto-sync's own background push" if running(root) else "another ctx on this machine"
+            return (f"{who} is still talking to {remote} (its server has not finished answering); "
+                    "showing the local context")
         return f"could not pull from {remote} ({text}); showing the local context"
     except Exception as exc:  # reading the context must not depend on the network
         return f"could not pull from {remote} ({type(exc).__name__}: {exc}); showing the local context"
@@ -186,8 +192,6 @@ def main(argv: list[str] | None = None) -> int:
         os.nice(10)  # background work: the agents' own commands come first
     except OSError:
         pass
-    from ctxgit.sync import transport
-    transport.never_prompt(root)
     try:
         run(root)
     except Exception as exc:  # a background run leaves a line, not a traceback

@@ -33,8 +33,8 @@ from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import BRANCH, ensure_repo, existing_repo
 from ctxgit.plumbing.signing import refuse_untrusted
 from ctxgit.recorder import recorder_for
-from ctxgit.sync import transport, waiting
-from ctxgit.sync.callbacks import Callbacks
+from ctxgit.sync import causes, transport, waiting
+from ctxgit.sync.callbacks import Callbacks, bounded
 from ctxgit.sync.merging import (
     LOCAL_REF,
     PullResult,
@@ -47,6 +47,7 @@ from ctxgit.sync.merging import (
     merge_into,
 )
 from ctxgit.sync.treemerge import flatten
+from ctxgit.sync.urls import has_password, redact, without_password
 
 __all__ = ["PullResult", "PushResult", "abort_merge", "add_remote", "clone", "continue_merge", "fast_forward",
            "fetch", "list_remotes", "merge_into", "pick_remote", "pull", "push", "remote_head", "sync"]
@@ -72,9 +73,10 @@ def _repo(ctx: Context, pulling: bool = False) -> pygit2.Repository:
 
 
 def add_remote(ctx: Context, name: str, url: str) -> None:
+    refuse_password(url)
     repo = _repo(ctx)
     if name in [name_of(r) for r in repo.remotes]:
-        raise InvalidArgument(f"a remote named {name!r} exists already ({repo.remotes[name].url})")
+        raise InvalidArgument(f"a remote named {name!r} exists already ({redact(url_of(repo.remotes[name]))})")
     try:
         repo.remotes.create(name, _normalise_url(url))
     except (pygit2.GitError, ValueError) as exc:
@@ -82,8 +84,19 @@ def add_remote(ctx: Context, name: str, url: str) -> None:
 
 
 def list_remotes(ctx: Context) -> list[tuple[str, str]]:
+    """Each remote's name and URL, a password in it (set by hand) shown as ``***``."""
     repo = existing_repo(ctx.root)
-    return [] if repo is None else [(name_of(r), url_of(r)) for r in repo.remotes]
+    return [] if repo is None else [(name_of(r), redact(url_of(r))) for r in repo.remotes]
+
+
+def refuse_password(url: str) -> None:
+    """A password in a URL would sit in .git/config in plain text and show wherever the
+    URL does: refused, with the way git keeps one instead."""
+    if has_password(url):
+        raise InvalidArgument(f"{redact(url)}: a password in the URL would be kept in .git/config in plain "
+                              f"text; give {without_password(url)} and let {causes.HELPERS} keep the password "
+                              f"(or a token): run `git ls-remote {without_password(url)}` once in a terminal "
+                              "to store it")
 
 
 def _normalise_url(url: str) -> str:
@@ -113,46 +126,24 @@ def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | 
     ``deadline``: the fetch (and the wait for another one in this root) ends by then."""
     progress.step(f"fetching from {name_of(remote)}")
     wait = deadline.left() if deadline is not None else None
-    with remote_operation(Path(repo.workdir), wait=wait) as operation:
+    with remote_operation(Path(repo.workdir), wait=wait, why=deadline.why if deadline else None) as operation:
         _recovered(operation.removed, warnings)
         if transport.use_git():
             transport.git_fetch(Path(repo.workdir), name_of(remote), url_of(remote), operation.fd,
                                 deadline.limit() if deadline is not None else None)
             return remote_head(repo, name_of(remote))
+        callbacks = Callbacks(url_of(remote))
         try:
-            _bounded(lambda: remote.fetch(callbacks=Callbacks()), deadline, "git fetch")
+            bounded(lambda: remote.fetch(callbacks=callbacks), callbacks, "fetch", deadline)
+        except transport.NoAnswer:
+            raise
         except (pygit2.GitError, GitError) as exc:
-            if "gave no answer" in str(exc):
-                raise
             lock = locked_file(str(exc))
             if lock:
                 raise lock_error(f"cannot fetch from {name_of(remote)}", lock) from None
-            raise GitError(f"cannot fetch from {name_of(remote)} ({url_of(remote)}): {exc}") from None
+            raise GitError(f"cannot fetch from {name_of(remote)} ({redact(url_of(remote))}): "
+                           f"{callbacks.explain(exc)}") from None
     return remote_head(repo, name_of(remote))
-
-
-def _bounded(work, deadline: transport.Deadline | None, what: str) -> None:
-    """Run libgit2's ``work`` within the deadline: in a thread, left behind when it runs
-    out (the process ends soon after; the flock goes with it)."""
-    if deadline is None:
-        work()
-        return
-    import threading
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # handed to the caller
-            failure.append(exc)
-    thread = threading.Thread(target=run, name="ctx-fetch", daemon=True)
-    thread.start()
-    thread.join(max(0.2, deadline.left()))
-    if thread.is_alive():
-        raise GitError(f"{what} gave no answer in {deadline.seconds:g} s and was stopped ({deadline.why}); "
-                       "nothing here changed, run it again")
-    if failure:
-        raise failure[0]
 
 
 def _recovered(removed: list[str], warnings: list[str] | None) -> None:
@@ -234,13 +225,14 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
     sent = count_commits(repo, head, theirs)
     progress.step(f"sending {sent:,} commit{'s' if sent != 1 else ''} to {name_of(remote)}")
     wait = deadline.left() if deadline is not None else None
-    with remote_operation(ctx.root, (url_of(remote), str(head)), wait=wait) as operation:
+    with remote_operation(ctx.root, (url_of(remote), str(head)), wait=wait,
+                          why=deadline.why if deadline else None) as operation:
         _recovered(operation.removed, ctx.recorder.warnings)
         if transport.use_git():
             transport.git_push(ctx.root, name_of(remote), url_of(remote), f"{LOCAL_REF}:{LOCAL_REF}", operation.fd,
                                deadline.limit() if deadline is not None else None)
         else:
-            _libgit2_push(ctx.root, remote, behind)
+            _libgit2_push(ctx.root, remote, behind, deadline)
         try:
             repo.references.create(f"refs/remotes/{name_of(remote)}/{BRANCH}", head, force=True)
         except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
@@ -279,11 +271,15 @@ def _local_remote_lock(url: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _libgit2_push(root: Path, remote: pygit2.Remote, behind: transport.Behind) -> None:
-    callbacks = Callbacks()
+def _libgit2_push(root: Path, remote: pygit2.Remote, behind: transport.Behind,
+                  deadline: transport.Deadline | None = None) -> None:
+    callbacks = Callbacks(url_of(remote))
     with _local_remote_lock(url_of(remote)):
         try:
-            remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0)  # 0: one per core
+            bounded(lambda: remote.push([f"{LOCAL_REF}:{LOCAL_REF}"], callbacks=callbacks, threads=0),  # 0: a
+                    callbacks, "push", deadline)  # thread per core
+        except transport.NoAnswer:
+            raise
         except (pygit2.GitError, GitError) as exc:
             text = str(exc)
             if any(word in text for word in transport.BEHIND_WORDS + ("rejected",)):
@@ -291,7 +287,8 @@ def _libgit2_push(root: Path, remote: pygit2.Remote, behind: transport.Behind) -
             lock = transport.remote_lock(text, root, name_of(remote))
             if lock is not None:
                 raise lock from None
-            raise GitError(f"cannot push to {name_of(remote)} ({url_of(remote)}): {text}") from None
+            raise GitError(f"cannot push to {name_of(remote)} ({redact(url_of(remote))}): "
+                           f"{callbacks.explain(exc)}") from None
     for message in callbacks.rejected.values():
         lock = transport.remote_lock(message, root, name_of(remote))
         if lock is not None:  # the remote's branch is being updated: a race, for a while
@@ -347,6 +344,7 @@ def clone(url: str, root: Path) -> tuple[Context, PullResult]:
     Works from a fresh bare repository whose HEAD names a branch that does
     not exist, and from an empty one (a new context that pushes there).
     """
+    refuse_password(url)
     root = root.expanduser().absolute()
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise ContextRootError(f"{root} exists and is not empty; clone into a new directory")
@@ -366,10 +364,20 @@ def clone(url: str, root: Path) -> tuple[Context, PullResult]:
 def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     progress.step(f"cloning {url}")
-    try:  # libgit2's clone: a local path is cloned by linking its objects, not by packing them
-        repo = pygit2.clone_repository(_normalise_url(url), str(root), callbacks=Callbacks())
-    except (pygit2.GitError, GitError) as exc:
-        raise GitError(f"cannot clone {url}: {exc}") from None
+    if transport.use_git():  # the operator's ssh and credential set-up, as fetch and push
+        transport.git_clone(_normalise_url(url), root)
+        repo = pygit2.Repository(str(root))
+    else:  # libgit2's clone: a local path is cloned by linking its objects, not by packing them
+        callbacks = Callbacks(url)
+        holder: list[pygit2.Repository] = []
+        try:
+            bounded(lambda: holder.append(pygit2.clone_repository(_normalise_url(url), str(root),
+                                                                  callbacks=callbacks)), callbacks, "clone")
+        except transport.NoAnswer:
+            raise
+        except (pygit2.GitError, GitError) as exc:
+            raise GitError(f"cannot clone {redact(url)}: {callbacks.explain(exc)}") from None
+        repo = holder[0]
     ctx = Context(root=root, recorder_factory=recorder_for)
     (root / "memory").mkdir(mode=0o700, exist_ok=True)
     if not repo.head_is_unborn:

@@ -5,12 +5,14 @@ every pack by delta search over whole store files (tens of milliseconds a
 commit for a 10,000-entry store), while ``git`` reuses the deltas its packs
 already hold (ctx packs in the background), and brings the operator's own
 SSH and credential set-up. So where ``git`` is on the PATH, fetch and push
-run it (``bench/results.md`` has the figures); ``CTX_GIT_TRANSPORT=libgit2``
-forces libgit2. Both run no hooks, never prompt, and report the same errors:
+and clone run it (``bench/results.md`` has the figures); ``CTX_GIT_TRANSPORT=libgit2``
+forces libgit2. Both run no hooks, never prompt, stop after CTX_REMOTE_TIMEOUT
+seconds without a word from the server, and report the same errors:
 ``Raced`` when a push lost a race to another machine's (``Behind``: the remote
 has commits this side lacks; ``RemoteBusy``: the remote's branch lock is held),
 ``Conflict`` when the remote refuses the push on its own terms (a hook, a
-protected branch, permissions), a named lock file, or a one-line ``GitError``.
+protected branch, permissions), a named lock file, ``NoAnswer`` when stopped, or a
+one-line ``GitError`` naming the cause (``causes.py``).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import signal
 import subprocess
 from pathlib import Path
 
-from ctx import settings
+from ctx import progress, settings
 from ctx.errors import Conflict, CtxError, GitError
 from ctxgit.plumbing.gitenv import clean_git_env
 from ctxgit.plumbing.locks import lock_error, locked_file
+from ctxgit.sync.causes import explain
+from ctxgit.sync.urls import redact, redact_text, where
 
 BEHIND_WORDS = ("non-fast-forward", "fetch first", "fast forward", "not present locally")
 
@@ -93,83 +97,149 @@ def use_git() -> bool:
     return shutil.which("git") is not None
 
 
-BATCH = {"on": False}  # background work (auto-sync): ssh must never ask anything
-
-
-def never_prompt(root: Path) -> None:
-    """From now on in this process, ssh runs in batch mode (no password or host-key
-    question), unless the operator set their own ssh command (it is theirs to keep)."""
-    BATCH["on"] = True
+def _own_ssh(root: Path | None) -> bool:
+    """True when the operator named their own ssh command (``core.sshCommand`` at any level
+    git reads: the root's, ~/.gitconfig, ~/.config/git/config, an include): it is
+    theirs to keep, batch mode not added (no terminal and no askpass: ssh asks nothing)."""
+    where_ = ["-C", str(root)] if root is not None else []
     try:
-        import pygit2
-
-        from ctxgit.plumbing.repo import open_repo
-        repo = open_repo(root)
-        config = repo.config if repo is not None else pygit2.Config.get_global_config()
-        BATCH["own_ssh"] = "core.sshCommand" in config
-    except Exception:  # no readable configuration: batch mode all the same
-        BATCH["own_ssh"] = False
+        done = subprocess.run(["git", *where_, "config", "--get", "core.sshCommand"], env=clean_git_env(),
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
-def _env() -> dict[str, str]:
-    env = dict(clean_git_env(), GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    if BATCH["on"]:
-        env["SSH_ASKPASS_REQUIRE"] = "never"
-        if not ("GIT_SSH_COMMAND" in env or "GIT_SSH" in env or BATCH.get("own_ssh")):
-            env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+def git_env(root: Path | None = None, ssh: bool = True) -> dict[str, str]:
+    """git's environment: never a prompt (no terminal; ssh in batch mode, so a host key or
+    a passphrase is never asked for; SSH_ASKPASS, which git would fall back to for a
+    password, left out), the operator's own ssh command and credential set-up kept.
+    ``ssh`` False: no ssh will run (a remote on a local path), none of that is looked up."""
+    env = dict(clean_git_env(), GIT_TERMINAL_PROMPT="0", LC_ALL="C", SSH_ASKPASS_REQUIRE="never")
+    env.pop("SSH_ASKPASS", None)
+    if ssh and not ("GIT_SSH_COMMAND" in env or "GIT_SSH" in env or _own_ssh(root)):
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
     return env
 
 
+class NoAnswer(GitError):
+    """A clone, fetch or push stopped: the server said nothing for CTX_REMOTE_TIMEOUT
+    seconds, or the caller's own bound (``ctx sync --timeout``, sync-timeout) ran out."""
+
+
+def no_answer(url: str, verb: str, seconds: float, why: str, heard: bool = False) -> NoAnswer:
+    """The one line for a stopped clone, fetch or push (``heard``: the server had been
+    answering, but the caller's bound ran out first)."""
+    who = where(url).host or "the remote"
+    said = f"git {verb} did not finish in {seconds:g} s" if heard else f"{who} gave no answer in {seconds:g} s"
+    return NoAnswer(f"{said}; git {verb} was stopped ({why}): nothing here changed, run it again"
+                    if not heard else f"{said} and was stopped ({why}): nothing here changed, run it again")
+
+
+_PROGRESS = re.compile(r"(?:remote: )?([A-Z][A-Za-z ]+):\s+\d+% \((\d+)/(\d+)\)")
+
+
+def _show_progress(chunk: bytes) -> None:
+    """git's own progress lines ("Receiving objects:  45% (450/1000)") on ctx's line."""
+    for piece in re.split(rb"[\r\n]", chunk):
+        found = _PROGRESS.search(piece.decode("utf-8", "replace"))
+        if found:
+            progress.count(int(found[2]), int(found[3]), found[1].strip().lower())
+
+
 def _run(root: Path, args: list[str], keep_fd: int | None,
-         limit: tuple[float, str, float] | None = None) -> subprocess.CompletedProcess:
-    """Run git; ``limit``: at most these seconds, what bounds them and that bound's seconds
-    (default: CTX_REMOTE_TIMEOUT)."""
-    env = _env()
+         limit: tuple[float, str, float] | None = None, url: str = "") -> subprocess.CompletedProcess:
+    """Run git, stopped after CTX_REMOTE_TIMEOUT seconds without a byte from it (git
+    reports its progress, so a long transfer that moves goes on) and, with ``limit``
+    (seconds left, what bounds them, that bound's seconds), when that runs out."""
+    import selectors
+    import time
+    env = git_env(root if (root / ".git").exists() else None, ssh=not (url and is_local(url)))
     command = ["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0",
                "-c", "maintenance.auto=false", *args]
-    # a hung fetch or push (a dead link, an unseen prompt) ends
-    if limit is None:
-        seconds = settings.seconds("CTX_REMOTE_TIMEOUT")
-        limit = (seconds, "CTX_REMOTE_TIMEOUT", seconds)
-    limit, why, shown = limit
+    idle = settings.seconds("CTX_REMOTE_TIMEOUT")
     try:  # its own process group: a stop takes git's ssh and helpers with it
         proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+                                stderr=subprocess.PIPE, start_new_session=True,
                                 pass_fds=(keep_fd,) if keep_fd is not None else ())
     except OSError as exc:
         raise GitError(f"cannot run git: {exc.strerror}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    began = heard = time.monotonic()
+    verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
     try:
-        out, err = proc.communicate(timeout=limit)
-    except BaseException as exc:  # the timeout, or Ctrl-C (git is not in the terminal's group)
+        with selectors.DefaultSelector() as watch:
+            watch.register(proc.stdout, selectors.EVENT_READ, out)
+            watch.register(proc.stderr, selectors.EVENT_READ, err)
+            while watch.get_map():
+                now = time.monotonic()
+                quiet_left = idle - (now - heard)
+                bound_left = limit[0] - (now - began) if limit is not None else quiet_left + 1
+                if quiet_left <= 0:
+                    raise no_answer(url, verb, idle, "CTX_REMOTE_TIMEOUT")
+                if bound_left <= 0:
+                    assert limit is not None
+                    raise no_answer(url, verb, limit[2], limit[1], heard > began)
+                ready = watch.select(min(quiet_left, bound_left, 0.25))
+                if not ready and proc.poll() is not None:
+                    break  # git has exited; what it started may hold its pipes (an ssh ControlPersist master)
+                for key, _ in ready:
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        watch.unregister(key.fileobj)
+                        continue
+                    heard = time.monotonic()
+                    key.data.extend(chunk)
+                    if key.data is err:
+                        _show_progress(chunk)
+        proc.wait()
+    except BaseException:  # stopped, or Ctrl-C (git is not in the terminal's group)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
             pass
-        proc.communicate()
-        if isinstance(exc, subprocess.TimeoutExpired):
-            verb = next((a for a in args if not a.startswith("-") and "=" not in a), "")
-            raise GitError(f"git {verb} gave no answer in {shown:g} s and was stopped "
-                           f"({why}); nothing here changed, run it again") from None
+        proc.wait()
         raise
-    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+    return subprocess.CompletedProcess(command, proc.returncode, out.decode("utf-8", "replace"),
+                                       err.decode("utf-8", "replace"))
+
+
+# git's closing words, which say that something failed but never what
+GENERIC = ("fatal: could not read from remote repository", "please make sure you have the correct access",
+           "and the repository exists", "error: failed to push some refs", "fatal: the remote end hung up")
 
 
 def _last_words(stderr: str) -> str:
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith(("fatal:", "error:", "remote: error:"))]
-    return errors[0] if errors else (lines or ["git gave no reason"])[-1]  # the first says most
+    lines = [line.strip() for line in re.split(r"[\r\n]", stderr) if line.strip()]
+    lines = [line for line in lines if not _PROGRESS.search(line) and not line.startswith("Cloning into")]
+    telling = [line for line in lines if not line.lower().startswith(GENERIC + ("warning:", "hint:"))]
+    errors = [line for line in telling or lines if line.startswith(("fatal:", "error:", "remote: error:", "ERROR:"))]
+    if errors:
+        return errors[0]  # the first says most
+    return (telling or lines or ["git gave no reason"])[-1]  # ssh's own line, before git's closing words
+
+
+def failure(what: str, url: str, stderr: str) -> GitError:
+    """The one-line error for a clone, fetch or push git could not do: ``what`` ("cannot
+    fetch from origin (URL)") and the cause, named where it can be."""
+    cause = explain(stderr, url) or redact_text(_last_words(stderr), url)
+    return GitError(f"{what}: {cause}")
 
 
 def git_fetch(root: Path, name: str, url: str, keep_fd: int | None = None,
               limit: tuple[float, str, float] | None = None) -> None:
     """``git fetch NAME`` (its configured refspec: the remote-tracking branches);
     ``keep_fd``: a descriptor the child inherits (the remote flock, ``locks.py``)."""
-    done = _run(root, ["fetch", "--quiet", "--no-tags", name], keep_fd, limit)
+    done = _run(root, ["fetch", "--progress", "--no-tags", name], keep_fd, limit, url)
     if done.returncode != 0:
         lock = locked_file(done.stderr)
         if lock:
             raise lock_error(f"cannot fetch from {name}", lock)
-        raise GitError(f"cannot fetch from {name} ({url}): {_last_words(done.stderr)}")
+        raise failure(f"cannot fetch from {name} ({redact(url)})", url, done.stderr)
 
 
 def is_local(url: str) -> bool:
@@ -187,7 +257,7 @@ def git_push(root: Path, name: str, url: str, refspec: str, keep_fd: int | None 
     than copying its bytes on the same machine; over a network the delta's small
     size wins, and git's default stays."""
     whole = ["-c", "pack.window=0"] if is_local(url) else []
-    done = _run(root, [*whole, "push", "--quiet", "--porcelain", name, refspec], keep_fd, limit)
+    done = _run(root, [*whole, "push", "--progress", "--porcelain", name, refspec], keep_fd, limit, url)
     if done.returncode == 0:
         return
     text = done.stdout + "\n" + done.stderr
@@ -209,4 +279,12 @@ def git_push(root: Path, name: str, url: str, refspec: str, keep_fd: int | None 
         if refused.group(1) == "failed to update ref" and not any(word in text.lower() for word in FATAL_WORDS):
             raise RemoteBusy(f"{name} could not update its branch just now", error)  # transient: try again
         raise error
-    raise GitError(f"cannot push to {name} ({url}): {_last_words(done.stderr)}")
+    raise failure(f"cannot push to {name} ({redact(url)})", url, done.stderr)
+
+
+def git_clone(url: str, root: Path) -> None:
+    """``git clone URL ROOT`` (an empty directory), with the operator's own ssh and
+    credential set-up as for fetch and push: no hooks, never a prompt, the same limit."""
+    done = _run(root, ["clone", "--progress", "--origin", "origin", "--", url, "."], None, None, url)
+    if done.returncode != 0:
+        raise failure(f"cannot clone {redact(url)}", url, done.stderr)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ctxgit.sync import transport
@@ -31,10 +33,22 @@ def test_the_operators_ssh_set_up_is_kept_and_redirections_dropped(monkeypatch):
     monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -i ~/.ssh/ctx_key")
     monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
     monkeypatch.setenv("GIT_WORK_TREE", "/elsewhere")
-    env = transport._env()
+    env = transport.git_env()
     assert env["GIT_SSH_COMMAND"] == "ssh -i ~/.ssh/ctx_key"
     assert "GIT_DIR" not in env and "GIT_WORK_TREE" not in env
     assert env["GIT_TERMINAL_PROMPT"] == "0"
+
+
+def test_the_operators_core_ssh_command_is_kept_wherever_git_reads_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
+    monkeypatch.delenv("GIT_SSH", raising=False)
+    assert transport.git_env()["GIT_SSH_COMMAND"] == "ssh -o BatchMode=yes"  # none of theirs: batch mode
+    included = tmp_path / "ssh.gitconfig"
+    included.write_text("[core]\n\tsshCommand = ssh -i ~/.ssh/ctx_key\n")
+    with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as config:
+        config.write(f"[include]\n\tpath = {included}\n")
+    assert "GIT_SSH_COMMAND" not in transport.git_env()  # git's own core.sshCommand applies
+    assert "SSH_ASKPASS" not in transport.git_env() and transport.git_env()["SSH_ASKPASS_REQUIRE"] == "never"
 
 
 @pytest.mark.slow
@@ -58,7 +72,7 @@ def test_a_remote_that_never_answers_is_given_up_and_the_next_sync_recovers(tmp_
     done = subprocess.run([ctx, "sync"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 6, done.stderr
     assert done.stderr.strip().splitlines() == [
-        "ctx: git fetch gave no answer in 1 s and was stopped (CTX_REMOTE_TIMEOUT); "
+        "ctx: example.invalid gave no answer in 1 s; git fetch was stopped (CTX_REMOTE_TIMEOUT): "
         "nothing here changed, run it again"], done.stderr
     assert (root / ".git" / "refs" / "heads" / "main").read_text() == head
     assert (root / ".git" / "ctx" / "remote-op").exists()  # the next operation cleans up after it
