@@ -104,7 +104,8 @@ FILTERS = (
     Opt("prefix", "--prefix", metavar="P", help="Only keys starting with P."),
 )
 KEY = Arg("key", help="The entry's key.")
-REMOTE = Arg("remote_name", required=False, metavar="[REMOTE]", help="The remote (default: the upstream, or origin).")
+REMOTE = Arg("remote_name", required=False, metavar="[REMOTE]",
+             help="The remote (default: main's upstream; without one, the only remote, or origin).")
 ORDER_HELP = ("Results: newest timestamp first, then store (operator, shared, agent), "
               "then key; a limit cuts them after ordering.")
 HARNESSES = ("claude-code", "codex", "agents-md", "gemini", "launcher", "cursor")  # cursor: --mcp only

@@ -165,8 +165,8 @@ Example:
   ctx remote add origin /srv/git/ctx.git
 """, args=(Arg("name", help="The remote's name."), Arg("url", help="Where it is.")), idempotent=True, git=True),
     Command("pull", "sync:pull", "Fetch and merge from a remote.", """\
-Fetch REMOTE (default: the upstream, or origin) and merge it, entry by
-entry. Never rewrites local history; a merge is a commit with both parents.""", """\
+Fetch REMOTE (default: main's upstream; without one, the only remote, or
+origin) and merge it, entry by entry. Never rewrites local history; a merge is a commit with both parents.""", """\
 Example:
   ctx pull origin
 """, args=(REMOTE,), options=(JSON,), git=True),
@@ -210,8 +210,9 @@ changed outside ctx and not committed yet. Reads only (no network).""", """\
 Examples:
   ctx status
   ctx status --json
-JSON shape: {"remote": name|null, "ahead": n|null, "behind": n|null,
-  "last_sync": time|null, "last_sync_result": text|null, "auto_sync": bool,
+JSON shape: {"remote": name|null, "remote_problem": text|null (why no
+  remote is chosen), "ahead": n|null, "behind": n|null, "last_sync":
+  time|null, "last_sync_result": text|null, "auto_sync": bool,
   "merge_in_progress": bool, "uncommitted": [path]}.
 """, options=(JSON,), reads=True, git=True),
     Command("clone", "sync:clone", "A new context root from a remote.", """\

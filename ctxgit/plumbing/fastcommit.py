@@ -23,7 +23,7 @@ import time
 import zlib
 from pathlib import Path
 
-from ctxgit.plumbing.refs import head_id
+from ctxgit.gitfiles.refs import head_id
 
 STATE = "ctx/state.json"
 RACY_NS = 2_000_000_000

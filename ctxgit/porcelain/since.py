@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from ctx.brief import Since
 
 from ctx.model import STORES
-from ctxgit.plumbing.refs import head_id
-from ctxgit.plumbing.trailers import trailers
+from ctxgit.gitfiles.refs import head_id
+from ctxgit.gitfiles.trailers import trailers
 
 VERSION = "1"
 LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 takes over

@@ -29,6 +29,7 @@ from ctx import progress
 from ctx.context import Context
 from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
 from ctx.storage.lock import context_lock, wait_for_flock
+from ctxgit.gitfiles.config import upstream
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import BRANCH, ensure_repo, existing_repo
 from ctxgit.plumbing.signing import refuse_untrusted
@@ -94,17 +95,12 @@ def _normalise_url(url: str) -> str:
 
 
 def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
-    names = [name_of(r) for r in repo.remotes]
-    if name is None:
-        config = repo.config
-        upstream = config[f"branch.{BRANCH}.remote"] if f"branch.{BRANCH}.remote" in config else None
-        name = upstream or ("origin" if "origin" in names else names[0] if len(names) == 1 else None)
-        if name is None:
-            raise InvalidArgument("no remote to use: add one with `ctx remote add NAME URL`"
-                                  if not names else f"several remotes ({', '.join(names)}): name one")
-    if name not in names:
-        raise NotFound(f"no remote named {name!r} (have: {', '.join(names) or 'none'})")
-    return repo.remotes[name]
+    """The remote ``name``, or with None the one ``ctxgit/gitfiles/config.py``'s rule picks."""
+    chosen = upstream(Path(repo.workdir), name)
+    if chosen.remote is None or chosen.remote not in [name_of(r) for r in repo.remotes]:
+        problem = chosen.problem or f"no remote named {chosen.remote!r}"
+        raise NotFound(problem) if name is not None else InvalidArgument(problem)
+    return repo.remotes[chosen.remote]
 
 
 def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | None = None,

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ctx import progress
+from ctxgit.gitfiles.layout import AUTOSYNC_LOCK
 from ctxgit.sync import auto, state, trigger
 from support.gitutil import wait_for
 from support.syncutil import (Machine, assert_converged, bare_head, clone_machine, make_bare, network,
@@ -56,6 +57,7 @@ def test_status_in_each_state(tmp_path):
     m = Machine(tmp_path / "solo", "Solo")
     m.ok("set", "k", "v")
     alone = status(m)
+    assert alone.pop("remote_problem").startswith("no remote to use: add one")
     assert alone == {"remote": None, "ahead": None, "behind": None, "last_sync": None,
                      "last_sync_result": None, "auto_sync": False, "merge_in_progress": False,
                      "uncommitted": []}
@@ -146,7 +148,7 @@ def test_a_running_background_push_is_not_doubled(tmp_path, monkeypatch):
     a.ok("config", "sync-auto", "true")
     started = []
     monkeypatch.setattr(trigger, "spawn", lambda root: started.append(root) or 1)
-    lock = a.root / ".git" / auto.LOCK
+    lock = a.root / ".git" / AUTOSYNC_LOCK
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a background push runs
     try:

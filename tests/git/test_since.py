@@ -296,7 +296,7 @@ def test_stored_in_memory_and_stale_answers_agree(root, write):
     whole history read in memory give one answer, for every author and bound."""
     import random
 
-    from ctxgit.plumbing.refs import head_id
+    from ctxgit.gitfiles.refs import head_id
     rng = random.Random(3)
     keys = ["k1", "k2", "k3", "k4", "k5"]
     live: set[str] = set()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def head(root: Path) -> str | None:
     """The short id of the commit the stores are at, read from .git's files."""
-    from ctxgit.plumbing.refs import head_short_id
+    from ctxgit.gitfiles.refs import head_short_id
     return head_short_id(root)
 
 

@@ -173,7 +173,7 @@ def status(run: Run, as_json: bool) -> None:
         return
     remote = data["remote"]
     if remote is None:
-        run.out("remote: none (add one: `ctx remote add origin URL`, then `ctx sync`)")
+        run.out(f"remote: none ({data['remote_problem']})")
     else:
         fetched = state.last_fetch(context.root)
         run.out(f"remote: {remote}")
@@ -205,8 +205,10 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
     try:
         if flag("CTX_NO_GIT") or not (root / ".git").is_dir():
             return [], None
-        from ctxgit.sync import trigger, waiting
-        if waiting.read(root) is None and not trigger.remotes(root):
+        from ctxgit.gitfiles.config import upstream
+        from ctxgit.sync import waiting
+        chosen = upstream(root)
+        if waiting.read(root) is None and not chosen.remotes and not chosen.stale:
             return [], None  # no remote, no merge waiting: nothing to pull or to show (plain file reads)
         from ctxgit.sync import auto, state
         notices = []
