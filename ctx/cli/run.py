@@ -164,7 +164,8 @@ def after_write(run: Run) -> None:
     authored = {context.root for context in run.contexts if context.author}
     for root in dict.fromkeys(context.root for context in run.contexts):
         try:
-            if b"sync-auto" in (root / ".git" / "ctx" / "machine.json").read_bytes():
+            from ctxgit.gitfiles.layout import MACHINE
+            if b"sync-auto" in (root / ".git" / MACHINE).read_bytes():
                 from ctxgit.sync.trigger import after_write as start_push
                 start_push(root)
         except OSError:

@@ -9,7 +9,6 @@ them only with ``FROM_ENV``, which ctx never passes).
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,13 +19,17 @@ from pygit2.enums import FileStatus, RepositoryOpenFlag
 
 from ctx import settings
 from ctx.errors import CredentialRefused, GitError
+from ctxgit.gitfiles.identity import (
+    EMAIL_DOMAIN,
+    OPERATOR_NAME,
+    SYSTEM_NAME,
+    author_identity,
+    clean,
+    identity_or_operator,
+    made_email,
+)
+from ctxgit.gitfiles.layout import BRANCH, MANAGED_FILES
 from hooks.unsafe_paths import IGNORE_LINES, forbidden
-
-BRANCH = "main"
-SYSTEM_NAME = "system"
-OPERATOR_NAME = "operator"
-EMAIL_DOMAIN = "ctx.invalid"
-MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
 
 T = TypeVar("T")
 
@@ -190,20 +193,10 @@ def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "") -> bool:
 
 # --- identities -------------------------------------------------------------------
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
-
-
-def _clean(text: str) -> str:
-    """git refuses '<', '>' and line breaks in a name or an email."""
-    return re.sub(r"[<>\x00-\x1f]+", " ", text).strip()
-
-
 def _signature(name: str, email: str) -> pygit2.Signature:
     # explicit time: libgit2's clock may lag Python's by a few ms, and a commit must
     # never be dated before the entry timestamp it records
-    return pygit2.Signature(_clean(name) or OPERATOR_NAME, _clean(email) or f"{OPERATOR_NAME}@{EMAIL_DOMAIN}",
-                            int(time.time()), 0)
+    return pygit2.Signature(*identity_or_operator(name, email), int(time.time()), 0)
 
 
 def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
@@ -221,7 +214,7 @@ def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
     name = (name or "").strip()
     if not name:
         return None
-    return name, (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
+    return name, (email or "").strip() or made_email(name)
 
 
 def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
@@ -230,8 +223,7 @@ def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Sign
     Never fails: without a configured identity the operator is ``operator``.
     """
     if author:
-        email = settings.text("CTX_AUTHOR_EMAIL") or f"{_slug(author)}@{EMAIL_DOMAIN}"
-        return _signature(author, email)
+        return _signature(*author_identity(author, settings.text("CTX_AUTHOR_EMAIL")))
     name, email = machine_identity(repo) or (OPERATOR_NAME, f"{OPERATOR_NAME}@{EMAIL_DOMAIN}")
     return _signature(name, email)
 
@@ -242,7 +234,7 @@ def committer_signature(repo: pygit2.Repository, author: pygit2.Signature) -> py
     identity = machine_identity(repo)
     if identity is None:
         return author
-    return pygit2.Signature(_clean(identity[0]) or OPERATOR_NAME, _clean(identity[1]) or author.email,
+    return pygit2.Signature(clean(identity[0]) or OPERATOR_NAME, clean(identity[1]) or author.email,
                             author.time, author.offset)
 
 

@@ -298,7 +298,7 @@ def sync_state(repo: pygit2.Repository) -> Sync | None:
 
 def _last_sync(repo: pygit2.Repository, ref: str) -> tuple[datetime | None, str | None]:
     try:  # the record `ctx sync` keeps in .git/ctx/ (when there is one)
-        from ctxgit.sync.state import last as recorded
+        from ctxgit.gitfiles.syncrecord import last as recorded
         done = recorded(Path(repo.workdir or "."))
         if done and isinstance(done.get("time"), str):
             return parse_ts(done["time"]), str(done.get("result") or "") or None

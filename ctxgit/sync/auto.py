@@ -29,6 +29,7 @@ import os
 import sys
 from pathlib import Path
 
+from ctxgit.gitfiles import syncrecord
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF
 from ctxgit.sync import state
 from ctxgit.sync.trigger import after_write, auto_remote, lock_path, running, spawn  # noqa: F401  (the trigger's)
@@ -46,7 +47,7 @@ def enabled(root: Path) -> bool:
 
 def skip_reason(root: Path) -> str | None:
     """Why auto-sync must leave the repository alone now, or None."""
-    from ctxgit.sync import waiting
+    from ctxgit.gitfiles import waiting
     git = Path(root) / ".git"
     try:
         head = (git / "HEAD").read_text(encoding="utf-8").strip()
@@ -103,17 +104,17 @@ def _sync_while_ahead(root: Path) -> bool:
             pulled, pushed = sync(_context(root), remote, SYNC_TIMEOUT, auto=True)
         except CtxError as exc:
             state.log(root, f"auto-sync failed: {exc}")
-            state.record(root, False, f"failed: {exc}", auto=True)
+            syncrecord.record(root, False, f"failed: {exc}", auto=True)
             return False
         if pulled.kind == "conflict":
             line = (f"{', '.join(pulled.text_conflicts)} changed on both sides on the same lines: "
                     "auto-sync never merges that; run `ctx sync` to merge it by hand")
             state.log(root, f"auto-sync stopped: {line}")
-            state.record(root, False, f"stopped: {line}", auto=True)
+            syncrecord.record(root, False, f"stopped: {line}", auto=True)
             return False
         line = describe(pulled, pushed)
         state.log(root, f"auto-sync: {line}")
-        state.record(root, True, line, auto=True)
+        syncrecord.record(root, True, line, auto=True)
         if pulled.received:  # into the since-log here, in the background, not in every ctx start's memory
             from ctxgit.porcelain import sincelag
             sincelag.keep(root, now=True)

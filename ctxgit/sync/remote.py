@@ -29,12 +29,14 @@ from ctx import progress
 from ctx.context import Context
 from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
 from ctx.storage.lock import context_lock, wait_for_flock
+from ctxgit.gitfiles import waiting
 from ctxgit.gitfiles.config import upstream
+from ctxgit.gitfiles.layout import BRANCH, tracking_ref
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
-from ctxgit.plumbing.repo import BRANCH, ensure_repo, existing_repo
+from ctxgit.plumbing.repo import ensure_repo, existing_repo
 from ctxgit.plumbing.signing import refuse_untrusted
 from ctxgit.recorder import recorder_for
-from ctxgit.sync import transport, waiting
+from ctxgit.sync import transport
 from ctxgit.sync.callbacks import Callbacks
 from ctxgit.sync.merging import (
     LOCAL_REF,
@@ -166,7 +168,7 @@ def url_of(remote: pygit2.Remote) -> str:
 
 
 def remote_head(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
-    for ref in (f"refs/remotes/{name}/{BRANCH}",):
+    for ref in (tracking_ref(name),):
         if ref in repo.references:
             return repo.references[ref].peel(pygit2.Commit).id
     branches = [r for r in repo.references if r.startswith(f"refs/remotes/{name}/") and not r.endswith("/HEAD")]
@@ -238,7 +240,7 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
         else:
             _libgit2_push(ctx.root, remote, behind)
         try:
-            repo.references.create(f"refs/remotes/{name_of(remote)}/{BRANCH}", head, force=True)
+            repo.references.create(tracking_ref(name_of(remote)), head, force=True)
         except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
             lock = locked_file(str(exc))
             raise (lock_error(f"pushed to {name_of(remote)}, but", lock) if lock else

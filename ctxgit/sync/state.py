@@ -10,14 +10,14 @@ last fetch (``FETCH_HEAD``'s time). The cheap readers (the upstream,
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
+from ctxgit.gitfiles import syncrecord, waiting
 from ctxgit.gitfiles.config import upstream
-from ctxgit.gitfiles.layout import SYNC_LOG, SYNC_RECORD
-from ctxgit.sync import waiting
+from ctxgit.gitfiles.layout import SYNC_LOG
+from ctxgit.gitfiles.syncrecord import last
 from ctxgit.sync.trigger import auto_sync_on, in_step, tracking_id
 
 LOG_BYTES = 256 * 1024  # the log keeps its newer half past this
@@ -25,40 +25,13 @@ LOG_BYTES = 256 * 1024  # the log keeps its newer half past this
 
 # --- the last sync, and the log ------------------------------------------------------------
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def record(root: Path, ok: bool, summary: str, auto: bool = False) -> None:
-    """Remember how the last sync (or pull, or push) ended; never fails the sync."""
-    git = Path(root) / ".git"
-    if not git.is_dir():
-        return
-    data = {"time": _now(), "ok": ok, "result": summary, "auto": auto}
-    try:
-        (git / "ctx").mkdir(mode=0o700, exist_ok=True)
-        temp = git / f"{SYNC_RECORD}.{os.getpid()}.tmp"
-        temp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        os.replace(temp, git / SYNC_RECORD)
-    except OSError:
-        pass
-
-
-def last(root: Path) -> dict | None:
-    try:
-        data = json.loads((Path(root) / ".git" / SYNC_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def log(root: Path, line: str) -> None:
     """One line in ``.git/ctx/sync.log`` (what auto-sync did); the older half goes past 256 KB."""
     path = Path(root) / ".git" / SYNC_LOG
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         with open(path, "a", encoding="utf-8") as out:
-            out.write(f"{_now()} [{os.getpid()}] {line}\n")
+            out.write(f"{syncrecord.now()} [{os.getpid()}] {line}\n")
         if path.stat().st_size > LOG_BYTES:
             data = path.read_bytes()
             keep = data[len(data) // 2:]

@@ -23,9 +23,11 @@ def default_path(root: Path) -> Path:
     import hashlib
     import tempfile
     from pathlib import Path
+
+    from ctxgit.gitfiles.layout import VIEW
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        return dot_git / "ctx" / "view" / PAGE_NAME
+        return dot_git / VIEW / PAGE_NAME
     tag = hashlib.sha256(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"ctx-view-{tag}" / PAGE_NAME
 
