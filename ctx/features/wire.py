@@ -282,17 +282,8 @@ def apply(wire: WirePlan) -> WirePlan:
         wire.backup = _backup_path(wire.path)
         wire.backup.write_bytes(wire.path.read_bytes())
         os.chmod(wire.backup, mode)
-    tmp = wire.path.with_name(f".{wire.path.name}.ctx-wire.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(wire.after)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, wire.path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    from ctx.storage.files import atomic_write
+    # the harness's folder may be a link (dotfiles): the file goes where it leads, as before
+    atomic_write(wire.path.parent.resolve() / wire.path.name, wire.after.encode("utf-8"), mode=mode)
     wire.applied = True
     return wire

@@ -5,10 +5,11 @@ the brief's header and ``ctx view`` read it."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
+from ctx.errors import CtxError
+from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import DIR, SYNC_RECORD
 
 
@@ -24,10 +25,8 @@ def record(root: Path, ok: bool, summary: str, auto: bool = False) -> None:
     data = {"time": now(), "ok": ok, "result": summary, "auto": auto}
     try:
         (git / DIR).mkdir(mode=0o700, exist_ok=True)
-        temp = git / f"{SYNC_RECORD}.{os.getpid()}.tmp"
-        temp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        os.replace(temp, git / SYNC_RECORD)
-    except OSError:
+        atomic_write(git / SYNC_RECORD, (json.dumps(data) + "\n").encode("utf-8"), durable=False)
+    except (OSError, CtxError):
         pass
 
 

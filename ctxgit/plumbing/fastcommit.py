@@ -22,6 +22,7 @@ import struct
 import time
 from pathlib import Path
 
+from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, MANAGED_FILES, STATE
 from ctxgit.gitfiles.objects import encode as _sha
 from ctxgit.gitfiles.objects import tree_bytes as _tree_bytes
@@ -179,9 +180,7 @@ def save_state(root: Path, head: str, root_tree: list[list[str]], memory_tree: l
              "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
     path = git / STATE
     path.parent.mkdir(exist_ok=True)
-    tmp = path.with_name(f".state.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(state).encode(), durable=False)  # lost, libgit2 looks next time
 
 
 def forget_state(root: Path) -> None:

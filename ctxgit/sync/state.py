@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+from ctx.errors import CtxError
 from ctxgit.gitfiles import syncrecord, waiting
 from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import SYNC_LOG
@@ -36,10 +37,9 @@ def log(root: Path, line: str) -> None:
             data = path.read_bytes()
             keep = data[len(data) // 2:]
             keep = keep[keep.find(b"\n") + 1:]
-            temp = path.with_name(f"sync.log.{os.getpid()}.tmp")
-            temp.write_bytes(keep)
-            os.replace(temp, path)
-    except OSError:
+            from ctx.storage.files import atomic_write
+            atomic_write(path, keep, durable=False)
+    except (OSError, CtxError):
         pass
 
 

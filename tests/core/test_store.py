@@ -44,6 +44,20 @@ def test_atomic_write_leaves_no_temp_file_and_mode_0600(tmp_path):
     assert _mode(target) == 0o600
 
 
+def test_atomic_write_gives_the_mode_asked_and_syncs_only_when_durable(tmp_path, monkeypatch):
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    target = tmp_path / "hook"
+    atomic_write(target, b"#!/bin/sh\n", mode=0o700)
+    assert _mode(target) == 0o700 and os.listdir(tmp_path) == ["hook"]
+    synced: list[int] = []
+    monkeypatch.setattr(store_mod.os, "fsync", lambda fd: synced.append(fd))
+    atomic_write(tmp_path / "cache", b"x", durable=False)
+    assert synced == [] and (tmp_path / "cache").read_bytes() == b"x"
+    atomic_write(tmp_path / "store", b"y")
+    assert len(synced) == 2  # the file, then its folder
+
+
 def test_atomic_write_failure_keeps_old_file_and_removes_temp(tmp_path, monkeypatch):
     tmp_path = tmp_path / "memory"
     tmp_path.mkdir()
