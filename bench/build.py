@@ -14,8 +14,10 @@ import random
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from runs import git
 
 WORDS = ("upload proxy timeout retry cache index schema migration deploy token budget "
          "latency review decision queue worker batch stream buffer session agent brief "
@@ -24,7 +26,7 @@ WORDS = ("upload proxy timeout retry cache index schema migration deploy token b
 TAGS = ["uploads", "infra", "api", "db", "ui", "decision", "result", "issue", "plan",
         "directive", "preference", "constraint", "reference", "finding"]
 SPLIT = {"operator": 0.05, "shared": 0.85, "agent": 0.10}
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def stamp(moment: datetime) -> str:
@@ -46,7 +48,8 @@ def make_entries(n: int, seed: int = 7) -> dict[str, dict[str, dict]]:
     stores: dict[str, dict[str, dict]] = {s: {} for s in SPLIT}
     for i in range(n):
         r = rng.random()
-        store = "operator" if r < SPLIT["operator"] else "shared" if r < SPLIT["operator"] + SPLIT["shared"] else "agent"
+        store = ("operator" if r < SPLIT["operator"] else "shared" if r < SPLIT["operator"] + SPLIT["shared"]
+                 else "agent")
         when = EPOCH + timedelta(seconds=i * 37)
         entry = {"value": make_value(rng), "source": rng.choice(["operator", "agent", "agent", "both"]),
                  "author": rng.choice(["Agent One", "Agent Two", "Operator"]),
@@ -74,12 +77,6 @@ def summary(day: int) -> str:
             "## Done\n- Built the benchmark.\n\n## Decisions\n- None.\n\n## Open\n"
             + "".join(f"- Open item {i} of day {day}: measure the thing properly.\n" for i in range(20))
             + "\n## Commits\n- none\n")
-
-
-def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-C", str(root), *args], input=stdin, env=env,
-                          check=True, capture_output=True).stdout
 
 
 def build(root: Path, n: int, commits: int = 0, key_versions: int = 20) -> Path:
@@ -127,8 +124,8 @@ def _history_stream(sink, root: Path, stores: dict, commits: int, key_versions: 
         when += 60
         msg = message.encode()
         out.extend(b"commit refs/heads/main\n")
-        out.extend(b"author %s <%s@ctx.invalid> %d +0000\n" % (author.encode(), author.split()[0].lower().encode(), when))
-        out.extend(b"committer %s <%s@ctx.invalid> %d +0000\n" % (author.encode(), author.split()[0].lower().encode(), when))
+        person = b"%s <%s@ctx.invalid> %d +0000" % (author.encode(), author.split()[0].lower().encode(), when)
+        out.extend(b"author %s\ncommitter %s\n" % (person, person))
         out.extend(b"data %d\n" % len(msg) + msg + b"\n")
         for path, m in files.items():
             out.extend(b"M 100644 :%d %s\n" % (m, path.encode()))

@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import build  # noqa: E402
+import build
+from runs import git, timed
 
-from ctx.storage.textlayout import splice  # noqa: E402
+from ctx.storage.textlayout import splice
 
 PY = sys.executable
 CTX = str(Path(PY).parent / "ctx")
@@ -32,12 +33,6 @@ def env_for(root: Path, author: str = "Bench Agent") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CTX_"))}
     env.update(CTX_HOME=str(root), CTX_AUTHOR=author)
     return env
-
-
-def git(root: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True,
-                          text=True).stdout
 
 
 def append_commits(root: Path, count: int, seed: int, author: str) -> None:
@@ -65,7 +60,8 @@ def append_commits(root: Path, count: int, seed: int, author: str) -> None:
         message = f"set shared/{key}: bench\n\nCtx-Operation: set\nCtx-Store: shared\nCtx-Key: {key}\n".encode()
         out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(raw)) + raw + b"\n")
         person = b"%s <bench@ctx.invalid> %d +0000" % (author.encode(), when + i)
-        out.write(b"commit refs/heads/main\nauthor %s\ncommitter %s\ndata %d\n%s\n" % (person, person, len(message), message))
+        out.write(b"commit refs/heads/main\nauthor %s\ncommitter %s\ndata %d\n%s\n"
+                  % (person, person, len(message), message))
         if i == 0:
             out.write(b"from %s\n" % head.encode())
         out.write(b"M 100644 :%d memory/shared.json\n" % (i + 1))
@@ -74,14 +70,6 @@ def append_commits(root: Path, count: int, seed: int, author: str) -> None:
     if importer.wait() != 0:
         raise SystemExit("fast-import failed")
     git(root, "reset", "-q", "--hard", "main")
-
-
-def timed(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(args, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"{args} failed: {result.stderr}")
-    return (time.perf_counter() - start) * 1000
 
 
 def bench_sync(work: Path, n: int = 10000, writes: int = 1000) -> dict:

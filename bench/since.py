@@ -30,7 +30,6 @@ import os
 import random
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,15 +37,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+from runs import git, median_call
 
 AUTHORS = ["Agent One", "Agent Two", "Agent Three"]
 EPOCH = 1_780_000_000  # 2026-05-28
-
-
-def _git(root: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
 
 
 def build(root: Path, commits: int, seed: int = 5) -> None:
@@ -56,7 +52,7 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
     rng = random.Random(seed)
     shutil.rmtree(root, ignore_errors=True)
     (root / "memory").mkdir(parents=True, mode=0o700)
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
                                 stdin=subprocess.PIPE, env=env)
@@ -167,10 +163,9 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
     importer.stdin.close()
     if importer.wait() != 0:
         raise SystemExit("git fast-import failed")
-    _git(root, "checkout", "-q", "-f", "main")
-    for ref in subprocess.run(["git", "-C", str(root), "for-each-ref", "--format=%(refname)", "refs/heads/side*"],
-                              capture_output=True, text=True, check=True).stdout.split():
-        _git(root, "update-ref", "-d", ref)
+    git(root, "checkout", "-q", "-f", "main")
+    for ref in git(root, "for-each-ref", "--format=%(refname)", "refs/heads/side*").split():
+        git(root, "update-ref", "-d", ref)
     (root / ".git" / "ctx").mkdir(mode=0o700, exist_ok=True)
 
 
@@ -180,16 +175,6 @@ def drop_log(root: Path) -> None:
     db.executescript("DROP TABLE IF EXISTS log_commits; DROP TABLE IF EXISTS log_keys; "
                      "DROP TABLE IF EXISTS log_state;")
     db.close()
-
-
-def timed(fn, runs: int) -> tuple[float, object]:
-    times = []
-    result = None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), result
 
 
 def main() -> None:
@@ -221,24 +206,24 @@ def main() -> None:
         def cold(write: bool):
             drop_log(root)
             return since_last_session(root, agent, write=write)
-        ms_cold, since = timed(lambda: cold(True), 3)
+        ms_cold, since = median_call(lambda: cold(True), 3)
         print(f"cold  write=True  (read {count} commits into the log): {ms_cold:8.2f} ms")
-        ms, _ = timed(lambda: cold(False), 3)
+        ms, _ = median_call(lambda: cold(False), 3)
         print(f"cold  write=False (whole history in memory):       {ms:8.2f} ms")
         since_last_session(root, agent)
-        ms, since = timed(lambda: since_last_session(root, agent), args.runs)
+        ms, since = median_call(lambda: since_last_session(root, agent), args.runs)
         print(f"warm  write=True  (log fresh, {agent}):        {ms:8.2f} ms  "
               f"[{len(since.changes)} shown, {since.more} more, last {since.last}]")
-        ms, _ = timed(lambda: since_last_session(root, agent, write=False), args.runs)
+        ms, _ = median_call(lambda: since_last_session(root, agent, write=False), args.runs)
         print(f"warm  write=False (log fresh, {agent}):        {ms:8.2f} ms")
-        ms, since = timed(lambda: since_last_session(root, "Agent Nine", write=False), args.runs)
+        ms, since = median_call(lambda: since_last_session(root, "Agent Nine", write=False), args.runs)
         print(f"warm  write=False (first session: all news):      {ms:8.2f} ms  "
               f"[{len(since.changes)} shown, {since.more} more]")
         Context(root, author="Agent Two", recorder_factory=recorder_for).set("bench_key", "one more write")
-        ms, since = timed(lambda: since_last_session(root, agent, write=False), args.runs)
+        ms, since = median_call(lambda: since_last_session(root, agent, write=False), args.runs)
         print(f"stale write=False (1 loose commit since the tip):  {ms:8.2f} ms  "
               f"[newest: {since.changes[0].key} by {since.changes[0].author}]")
-        ms, _ = timed(lambda: since_last_session(root, agent), 1)
+        ms, _ = median_call(lambda: since_last_session(root, agent), 1)
         print(f"stale write=True  (1 commit added to the log):     {ms:8.2f} ms")
     finally:
         if not args.keep:
