@@ -9,15 +9,13 @@ such a history would be packed after ``git gc``.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from runs import git
+from runs import fast_import, finish, git
 
 WORDS = ("upload proxy timeout retry cache index schema migration deploy token budget "
          "latency review decision queue worker batch stream buffer session agent brief "
@@ -94,13 +92,9 @@ def build(root: Path, n: int, commits: int = 0, key_versions: int = 20) -> Path:
     git(root, "init", "-q", "-b", "main")
     (root / ".gitignore").write_text("memory/.lock\nmemory/.*.tmp\n*.tmp\n.ctx-cache/\n")
     (root / ".gitattributes").write_text("memory/*.json merge=ctx\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
-                                stdin=subprocess.PIPE, env=env)
-    _history_stream(importer.stdin, root, stores, commits, key_versions)
-    importer.stdin.close()
-    if importer.wait() != 0:
-        raise SystemExit("git fast-import failed")
+    importer, stream = fast_import(root)
+    _history_stream(stream, root, stores, commits, key_versions)
+    finish(importer)
     git(root, "reset", "-q", "--hard", "main")
     marker.write_text(f"{n} {commits}")
     return root

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -80,7 +81,8 @@ os.replace(tmp, {path!r})
 """
 
 
-def measure(ctx_args, floor_code: str | None, env, runs: int, before=None) -> tuple[float, float | None]:
+def measure(ctx_args, floor_code: str | Callable[[int], str] | None, env, runs: int,
+            before=None) -> tuple[float, float | None]:
     ours, floors = [], []
     for i in range(runs):
         if before:

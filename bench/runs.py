@@ -12,7 +12,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def git(root: Path, *args: str, stdin: bytes | None = None) -> str:
@@ -21,6 +21,24 @@ def git(root: Path, *args: str, stdin: bytes | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     done = subprocess.run(["git", "-C", str(root), *args], input=stdin, env=env, check=True, capture_output=True)
     return done.stdout.decode("utf-8", "replace")
+
+
+def fast_import(root: Path) -> tuple[subprocess.Popen, IO[bytes]]:
+    """``git fast-import`` started in ``root`` (no ``GIT_*`` of the caller's): the process,
+    and the stream to write its commands to; ``finish`` ends it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
+                                stdin=subprocess.PIPE, env=env)
+    assert importer.stdin is not None
+    return importer, importer.stdin
+
+
+def finish(importer: subprocess.Popen) -> None:
+    """Close what ``fast_import`` started; the benchmark stops when git failed."""
+    if importer.stdin is not None:
+        importer.stdin.close()
+    if importer.wait() != 0:
+        raise SystemExit("git fast-import failed")
 
 
 def timed(args: list[str], env: dict[str, str], ok: Iterable[int] = (0,)) -> float:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import sqlite3
@@ -39,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from runs import git, median_call
+from runs import fast_import, finish, git, median_call
 
 AUTHORS = ["Agent One", "Agent Two", "Agent Three"]
 EPOCH = 1_780_000_000  # 2026-05-28
@@ -53,9 +52,7 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
     shutil.rmtree(root, ignore_errors=True)
     (root / "memory").mkdir(parents=True, mode=0o700)
     git(root, "init", "-q", "-b", "main")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
-                                stdin=subprocess.PIPE, env=env)
+    importer, stream = fast_import(root)
     out = bytearray()
     mark = 0
     when = EPOCH
@@ -119,13 +116,13 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
             before or {"source": "agent", "basis": "inferred", "scope": "global", "tags": [],
                        "created": stamp()},
             value=f"{op} by {author} at {stamp()}", timestamp=stamp())
-        if op == "amend":
+        if after is not None and op == "amend":
             after["status"], after["status_note"] = "amended", "a correction"
-        elif op == "supersede":
+        elif after is not None and op == "supersede":
             after["status"], after["superseded_by"] = "superseded", rng.choice(keys)
-        elif op == "resolve":
+        elif after is not None and op == "resolve":
             after["status"] = "resolved"
-        elif op == "basis":
+        elif after is not None and op == "basis":
             after["basis"] = "verified"
         if after is None:
             entries.pop(key, None)
@@ -156,13 +153,11 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
             top = write("refs/heads/main", rng.choice(AUTHORS if commits - made > 40 else AUTHORS[1:]))
             made += 1
         if len(out) > 4 * 1024 * 1024:
-            importer.stdin.write(out)
+            stream.write(out)
             out.clear()
     out.extend(b"done\n")
-    importer.stdin.write(out)
-    importer.stdin.close()
-    if importer.wait() != 0:
-        raise SystemExit("git fast-import failed")
+    stream.write(out)
+    finish(importer)
     git(root, "checkout", "-q", "-f", "main")
     for ref in git(root, "for-each-ref", "--format=%(refname)", "refs/heads/side*").split():
         git(root, "update-ref", "-d", ref)

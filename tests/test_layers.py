@@ -51,7 +51,7 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     package = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if _type_checking_only(node):
+        if isinstance(node, ast.If) and _type_checking_only(node):
             for child in node.orelse:  # the else branch of `if TYPE_CHECKING` runs
                 visit(child)
             return

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from support.stores import make_entry, read_store_file, store_path, write_store_file
-from ctx.storage import files as store_mod
 from ctx.errors import ContextRootError, LockTimeout, StoreError
+from ctx.storage import files as store_mod
 from ctx.storage.files import atomic_write, parse_store, read_store
-from ctx.storage.textlayout import serialize
 from ctx.storage.lock import context_lock
+from ctx.storage.textlayout import serialize
+from support.stores import make_entry, read_store_file, store_path, write_store_file
 
 
 def _mode(path: Path) -> int:

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,10 +22,17 @@ import pytest
 
 from ctx import progress
 from ctxgit.gitfiles.layout import AUTOSYNC_LOCK
-from ctxgit.sync import auto, state, trigger
+from ctxgit.sync import auto, trigger
 from support.gitutil import wait_for
-from support.syncutil import (Machine, assert_converged, bare_head, clone_machine, make_bare, network,
-                              sync_until_converged)
+from support.syncutil import (
+    Machine,
+    assert_converged,
+    bare_head,
+    clone_machine,
+    make_bare,
+    network,
+    sync_until_converged,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -207,7 +215,7 @@ def test_auto_sync_skips_with_a_reason(tmp_path, why):
     head = b.head()
     auto.run(b.root)
     assert b.head() == head
-    assert f"auto-sync skipped: " in (b.root / ".git" / "ctx" / "sync.log").read_text()
+    assert "auto-sync skipped: " in (b.root / ".git" / "ctx" / "sync.log").read_text()
 
 
 def test_start_and_brief_pull_first(tmp_path):
@@ -276,7 +284,7 @@ def test_the_progress_line_appears_on_a_terminal_after_a_while_and_is_erased(mon
 def _run(machine: Machine, *args: str, env: dict | None = None, timeout: float = 120
          ) -> subprocess.CompletedProcess:
     full = dict(os.environ, **machine.env, **(env or {}))
-    return subprocess.run([str(Path(os.sys.executable).parent / "ctx"), *args], env=full,
+    return subprocess.run([str(Path(sys.executable).parent / "ctx"), *args], env=full,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -73,7 +73,9 @@ def answers(m: Machine) -> dict:
     for command in ("pull", "push", "sync"):
         result = m.run(command)
         said[command] = (result.exit_code, result.stderr.strip())
-    state = sync_state(open_repo(m.root))
+    repo = open_repo(m.root)
+    assert repo is not None
+    state = sync_state(repo)
     said["view"] = None if state is None else (state.remote, state.problem)
     said["auto"] = trigger.auto_remote(m.root)
     brief = m.ok("brief").stdout.splitlines()
