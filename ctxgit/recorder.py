@@ -145,11 +145,11 @@ class GitRecorder:
             self._state = fastcommit.load_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
+        from ctxgit.guard.install import ensure_repo
         from ctxgit.plumbing.repo import (
             clear_half_made,
             commit_paths,
             dirty_paths,
-            ensure_repo,
             open_repo,
             system_signature,
         )
@@ -209,8 +209,9 @@ class GitRecorder:
     def record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
             return
+        from ctxgit.guard.install import ensure_repo
         from ctxgit.plumbing import pack
-        from ctxgit.plumbing.repo import commit_paths, ensure_repo, signature
+        from ctxgit.plumbing.repo import commit_paths, signature
         if self._repo is None:
             self._repo, self._pending = ensure_repo(self.root)
         repo = self._repo

@@ -4,7 +4,7 @@
     ctx/       the core: imports neither click, ctx.cli, ctxgit nor hooks
     ctxgit/    git: never imports the front door; inside it, floors (``CTXGIT_FLOORS``),
                each importing only its own and those below: gitfiles (no pygit2,
-               no processes), plumbing, recorder, porcelain, sync
+               no processes), plumbing, guard, recorder, porcelain, sync
     hooks/     credential scanning and guards: imports only the core
 
 Imports inside functions count as much as those at the top (they run, only
@@ -167,7 +167,7 @@ def test_no_import_cycles():
 
 
 # ctxgit's floors, lowest first: a module imports ctxgit modules of its own floor or below
-CTXGIT_FLOORS = ("gitfiles", "plumbing", "recorder", "porcelain", "sync")
+CTXGIT_FLOORS = ("gitfiles", "plumbing", "guard", "recorder", "porcelain", "sync")
 # what the lowest floor never loads: every fast path may import it
 NOT_IN_GITFILES = ("pygit2", "subprocess", "multiprocessing", "ctx.cli")
 
