@@ -75,7 +75,7 @@ def _lock_findings(repo) -> list[Finding]:
 
 def _signing_findings(root: Path, repo) -> list[Finding]:
     """With ``require-signed`` on, the commits of the history that no allowed signer signed."""
-    from ctxgit.plumbing.signing import history_problem, require_signed, untrusted_in_history
+    from ctxgit.guard.trust import history_problem, require_signed, untrusted_in_history
     try:
         if not require_signed(root):
             return []

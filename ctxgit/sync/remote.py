@@ -33,9 +33,9 @@ from ctxgit.gitfiles import waiting
 from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import BRANCH, tracking_ref
 from ctxgit.guard.install import ensure_repo
+from ctxgit.guard.trust import refuse_untrusted
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import existing_repo
-from ctxgit.plumbing.signing import refuse_untrusted
 from ctxgit.recorder import recorder_for
 from ctxgit.sync import transport
 from ctxgit.sync.callbacks import Callbacks
