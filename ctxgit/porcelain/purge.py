@@ -172,7 +172,9 @@ def _prune(root: Path) -> bool:
         (root / ".git" / orig).unlink(missing_ok=True)
     env = clean_git_env()
     for args in (["reflog", "expire", "--expire=now", "--all"], ["gc", "--prune=now", "--quiet"]):
-        result = subprocess.run([git, "-C", str(root), *args], env=env, capture_output=True, text=True)
+        # stdin: never ctx's own (git's pack-objects reads revisions from it, whatever it holds)
+        result = subprocess.run([git, "-C", str(root), *args], env=env, capture_output=True, text=True,
+                                stdin=subprocess.DEVNULL)
         if result.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {result.stderr.strip()}")
     return True
