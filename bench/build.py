@@ -9,13 +9,13 @@ such a history would be packed after ``git gc``.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from runs import fast_import, finish, git
 
 WORDS = ("upload proxy timeout retry cache index schema migration deploy token budget "
          "latency review decision queue worker batch stream buffer session agent brief "
@@ -24,7 +24,7 @@ WORDS = ("upload proxy timeout retry cache index schema migration deploy token b
 TAGS = ["uploads", "infra", "api", "db", "ui", "decision", "result", "issue", "plan",
         "directive", "preference", "constraint", "reference", "finding"]
 SPLIT = {"operator": 0.05, "shared": 0.85, "agent": 0.10}
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def stamp(moment: datetime) -> str:
@@ -46,7 +46,8 @@ def make_entries(n: int, seed: int = 7) -> dict[str, dict[str, dict]]:
     stores: dict[str, dict[str, dict]] = {s: {} for s in SPLIT}
     for i in range(n):
         r = rng.random()
-        store = "operator" if r < SPLIT["operator"] else "shared" if r < SPLIT["operator"] + SPLIT["shared"] else "agent"
+        store = ("operator" if r < SPLIT["operator"] else "shared" if r < SPLIT["operator"] + SPLIT["shared"]
+                 else "agent")
         when = EPOCH + timedelta(seconds=i * 37)
         entry = {"value": make_value(rng), "source": rng.choice(["operator", "agent", "agent", "both"]),
                  "author": rng.choice(["Agent One", "Agent Two", "Operator"]),
@@ -76,12 +77,6 @@ def summary(day: int) -> str:
             + "\n## Commits\n- none\n")
 
 
-def git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-C", str(root), *args], input=stdin, env=env,
-                          check=True, capture_output=True).stdout
-
-
 def build(root: Path, n: int, commits: int = 0, key_versions: int = 20) -> Path:
     """A context root with ``n`` entries and ``commits`` single-entry commits of history."""
     marker = root / ".bench-built"
@@ -97,13 +92,9 @@ def build(root: Path, n: int, commits: int = 0, key_versions: int = 20) -> Path:
     git(root, "init", "-q", "-b", "main")
     (root / ".gitignore").write_text("memory/.lock\nmemory/.*.tmp\n*.tmp\n.ctx-cache/\n")
     (root / ".gitattributes").write_text("memory/*.json merge=ctx\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
-                                stdin=subprocess.PIPE, env=env)
-    _history_stream(importer.stdin, root, stores, commits, key_versions)
-    importer.stdin.close()
-    if importer.wait() != 0:
-        raise SystemExit("git fast-import failed")
+    importer, stream = fast_import(root)
+    _history_stream(stream, root, stores, commits, key_versions)
+    finish(importer)
     git(root, "reset", "-q", "--hard", "main")
     marker.write_text(f"{n} {commits}")
     return root
@@ -127,8 +118,8 @@ def _history_stream(sink, root: Path, stores: dict, commits: int, key_versions: 
         when += 60
         msg = message.encode()
         out.extend(b"commit refs/heads/main\n")
-        out.extend(b"author %s <%s@ctx.invalid> %d +0000\n" % (author.encode(), author.split()[0].lower().encode(), when))
-        out.extend(b"committer %s <%s@ctx.invalid> %d +0000\n" % (author.encode(), author.split()[0].lower().encode(), when))
+        person = b"%s <%s@ctx.invalid> %d +0000" % (author.encode(), author.split()[0].lower().encode(), when)
+        out.extend(b"author %s\ncommitter %s\n" % (person, person))
         out.extend(b"data %d\n" % len(msg) + msg + b"\n")
         for path, m in files.items():
             out.extend(b"M 100644 :%d %s\n" % (m, path.encode()))

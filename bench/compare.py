@@ -40,6 +40,7 @@ TREE = HERE.parent
 sys.path.insert(0, str(HERE))
 import build
 import resultsfile
+import runs
 
 PY = sys.executable
 WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench"))
@@ -108,7 +109,7 @@ def write(results: dict[int, list], against: str, head_rev: str) -> None:
 
 
 def git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(TREE), *args], capture_output=True, text=True, check=True).stdout.strip()
+    return runs.git(TREE, *args).strip()
 
 
 def main() -> None:

@@ -38,8 +38,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-import build  # noqa: E402
-from scale import append_commits  # noqa: E402
+import build
+from runs import git
+from scale import append_commits
 
 PY = sys.executable
 CTX = str(Path(PY).parent / "ctx")
@@ -60,12 +61,6 @@ def ctx(root: Path, *args: str, author: str = "Bench Agent", check: bool = True,
     if check and done.returncode != 0:
         raise SystemExit(f"ctx {' '.join(args)} in {root} failed ({done.returncode}): {done.stderr}")
     return done, took
-
-
-def git(root: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True,
-                          text=True).stdout
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -167,7 +162,7 @@ def _fresh(template: Path, name: str) -> Path:
 def bench_divergent(runs: int = 3, writes: int = 30) -> dict:
     template = divergent_setup(writes)
     ours, floor = [], []
-    for run in range(runs):
+    for _ in range(runs):
         copy = _fresh(template, "divergent-run")
         done, took = ctx(copy / "b", "sync")
         ours.append(took)
@@ -224,7 +219,7 @@ def bench_auto(runs: int = 15) -> dict:
         began = time.perf_counter()
         on.append(ctx(m, "set", f"on_{i}", "a value")[1])
         head = git(m, "rev-parse", "HEAD").strip()
-        arrived = _wait(lambda: bare_head() == head, 10)
+        arrived = _wait(lambda head=head: bare_head() == head, 10)
         reach.append((time.perf_counter() - began) if arrived is not None else float("inf"))
         _wait(lambda: not running(m), 10)
     from ctxgit.sync.trigger import after_write

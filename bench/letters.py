@@ -168,7 +168,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     print("\n".join(rows))
     if args.write:
-        from bench.resultsfile import prepend
+        from resultsfile import prepend
         head = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True).stdout.strip()
         load = os.getloadavg()[0]

@@ -85,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import anyio
-    from mcp import Client, StdioServerParameters
+    from mcp import Client, StdioServerParameters  # type: ignore[attr-defined]  # the SDK; mypy may take this file for it
 
     root = build.build(WORK / f"ctx-{args.entries}", args.entries)
     env = server_env(root)

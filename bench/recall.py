@@ -36,12 +36,14 @@ sys.path.insert(0, str(HERE))
 
 import build
 import resultsfile
+import runs
 
 from ctx import fulltext
 from ctx.context import Context
 from ctx.meaning import model as meaning_model
 from ctx.meaning import rank
 from ctx.results import Filters
+from ctx.storage import index
 
 
 def _evalset():
@@ -111,13 +113,13 @@ def fusions(context: Context, embedder) -> list[tuple[str, list[float]]]:
     stores = ["operator", "shared", "agent"]
     index, persistent = rank.index_for(context, stores)
     rows, vectors = texts_and_matrix(embedder, index, stores, persistent)
-    keys = [key for _, key, *_ in rows]
+    keys = [row[1] for row in rows]
     per_question = []
     for kind, question, answers in QUESTIONS:
         ranked = index.ranked_words(stores, fulltext.words(question)) or []
-        found = {(s, k): (share, bm25) for s, k, share, bm25 in ranked}
-        lexical = [found.get((s, k), (0.0, 0.0))[1] for s, k, *_ in rows]
-        shared = [found.get((s, k), (0.0, 0.0))[0] for s, k, *_ in rows]
+        scored = {(s, k): (share, bm25) for s, k, share, bm25 in ranked}
+        lexical = [scored.get((s, k), (0.0, 0.0))[1] for s, k, *_ in rows]
+        shared = [scored.get((s, k), (0.0, 0.0))[0] for s, k, *_ in rows]
         cosines = (vectors @ embedder.embed([question.lower()])[0]).tolist()
         per_question.append((kind, answers, lexical, shared, cosines))
 
@@ -179,16 +181,12 @@ def env_for(root: Path) -> dict[str, str]:
 
 
 def timed(args: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    done = subprocess.run([CTX, *args], env=env, capture_output=True, text=True)
-    took = time.perf_counter() - started
-    if done.returncode:
-        raise SystemExit(f"ctx {' '.join(args)}: exit {done.returncode}: {done.stderr}")
-    return took
+    """Seconds one whole ``ctx`` process took (runs.timed's milliseconds)."""
+    return runs.timed([str(CTX), *args], env) / 1000
 
 
 def index_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in (root / ".git" / "ctx").glob("index-v2.sqlite*"))
+    return sum(p.stat().st_size for p in (root / ".git" / "ctx").glob(index.FILE + "*"))
 
 
 def cost_rows(n: int, runs: int, calls: int) -> list[tuple[str, str, str, str]]:
@@ -230,7 +228,9 @@ def mcp_warm(env: dict[str, str], query: str, calls: int) -> list[float] | None:
     sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != HERE]
     try:
         import anyio
-        from mcp import Client, StdioServerParameters
+
+        # the SDK, not bench/mcp.py (which mypy, reading bench/ as a base, would take for it)
+        from mcp import Client, StdioServerParameters  # type: ignore[attr-defined]
     except ImportError:
         print("the mcp extra is not installed: no MCP figure")
         return None

@@ -24,12 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build
 import resultsfile
+from runs import timed
 
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
@@ -79,25 +81,17 @@ os.replace(tmp, {path!r})
 """
 
 
-def timed(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    if result.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(args)} failed: {result.stderr.decode()[:400]}")
-    return elapsed * 1000
-
-
-def measure(ctx_args, floor_code: str | None, env, runs: int, before=None) -> tuple[float, float | None]:
+def measure(ctx_args, floor_code: str | Callable[[int], str] | None, env, runs: int,
+            before=None) -> tuple[float, float | None]:
     ours, floors = [], []
     for i in range(runs):
         if before:
             before(i)
         args = ctx_args(i) if callable(ctx_args) else ctx_args
-        ours.append(timed([CTX, *args], env))
+        ours.append(timed([CTX, *args], env, ok=(0, 1)))
         if floor_code is not None:
             code = floor_code(i) if callable(floor_code) else floor_code
-            floors.append(timed([PY, "-c", code], env))
+            floors.append(timed([PY, "-c", code], env, ok=(0, 1)))
     return statistics.median(ours), (statistics.median(floors) if floors else None)
 
 

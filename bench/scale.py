@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import build  # noqa: E402
+import build
+from runs import fast_import, finish, git, timed
 
-from ctx.storage.textlayout import splice  # noqa: E402
+from ctx.storage.textlayout import splice
 
 PY = sys.executable
 CTX = str(Path(PY).parent / "ctx")
@@ -34,12 +35,6 @@ def env_for(root: Path, author: str = "Bench Agent") -> dict[str, str]:
     return env
 
 
-def git(root: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True,
-                          text=True).stdout
-
-
 def append_commits(root: Path, count: int, seed: int, author: str) -> None:
     """``count`` single-entry writes on top of main, as ctx would commit them."""
     rng = random.Random(seed)
@@ -48,10 +43,7 @@ def append_commits(root: Path, count: int, seed: int, author: str) -> None:
     entries = json.loads(raw)["entries"]
     keys = [k for k in entries if k.startswith("entry_")]
     head = git(root, "rev-parse", "HEAD").strip()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
-                                stdin=subprocess.PIPE, env=env)
-    out = importer.stdin
+    importer, out = fast_import(root)
     when = int(time.time()) - count
     for i in range(count):
         key = rng.choice(keys) if rng.random() < 0.5 else f"{author.split()[0].lower()}_{seed}_{i}"
@@ -61,27 +53,20 @@ def append_commits(root: Path, count: int, seed: int, author: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when + i))
         entry["timestamp"] = stamp
         entries[key] = entry
-        raw = splice(raw, [(key, before, entry)], stamp)
+        spliced = splice(raw, [(key, before, entry)], stamp)
+        assert spliced is not None, "the store file is laid out as ctx writes it"
+        raw = spliced
         message = f"set shared/{key}: bench\n\nCtx-Operation: set\nCtx-Store: shared\nCtx-Key: {key}\n".encode()
         out.write(b"blob\nmark :%d\ndata %d\n" % (i + 1, len(raw)) + raw + b"\n")
         person = b"%s <bench@ctx.invalid> %d +0000" % (author.encode(), when + i)
-        out.write(b"commit refs/heads/main\nauthor %s\ncommitter %s\ndata %d\n%s\n" % (person, person, len(message), message))
+        out.write(b"commit refs/heads/main\nauthor %s\ncommitter %s\ndata %d\n%s\n"
+                  % (person, person, len(message), message))
         if i == 0:
             out.write(b"from %s\n" % head.encode())
         out.write(b"M 100644 :%d memory/shared.json\n" % (i + 1))
     out.write(b"done\n")
-    out.close()
-    if importer.wait() != 0:
-        raise SystemExit("fast-import failed")
+    finish(importer)
     git(root, "reset", "-q", "--hard", "main")
-
-
-def timed(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(args, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"{args} failed: {result.stderr}")
-    return (time.perf_counter() - start) * 1000
 
 
 def bench_sync(work: Path, n: int = 10000, writes: int = 1000) -> dict:

@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,15 +36,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+from runs import fast_import, finish, git, median_call
 
 AUTHORS = ["Agent One", "Agent Two", "Agent Three"]
 EPOCH = 1_780_000_000  # 2026-05-28
-
-
-def _git(root: Path, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
 
 
 def build(root: Path, commits: int, seed: int = 5) -> None:
@@ -56,10 +51,8 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
     rng = random.Random(seed)
     shutil.rmtree(root, ignore_errors=True)
     (root / "memory").mkdir(parents=True, mode=0o700)
-    _git(root, "init", "-q", "-b", "main")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
-                                stdin=subprocess.PIPE, env=env)
+    git(root, "init", "-q", "-b", "main")
+    importer, stream = fast_import(root)
     out = bytearray()
     mark = 0
     when = EPOCH
@@ -123,13 +116,13 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
             before or {"source": "agent", "basis": "inferred", "scope": "global", "tags": [],
                        "created": stamp()},
             value=f"{op} by {author} at {stamp()}", timestamp=stamp())
-        if op == "amend":
+        if after is not None and op == "amend":
             after["status"], after["status_note"] = "amended", "a correction"
-        elif op == "supersede":
+        elif after is not None and op == "supersede":
             after["status"], after["superseded_by"] = "superseded", rng.choice(keys)
-        elif op == "resolve":
+        elif after is not None and op == "resolve":
             after["status"] = "resolved"
-        elif op == "basis":
+        elif after is not None and op == "basis":
             after["basis"] = "verified"
         if after is None:
             entries.pop(key, None)
@@ -160,17 +153,14 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
             top = write("refs/heads/main", rng.choice(AUTHORS if commits - made > 40 else AUTHORS[1:]))
             made += 1
         if len(out) > 4 * 1024 * 1024:
-            importer.stdin.write(out)
+            stream.write(out)
             out.clear()
     out.extend(b"done\n")
-    importer.stdin.write(out)
-    importer.stdin.close()
-    if importer.wait() != 0:
-        raise SystemExit("git fast-import failed")
-    _git(root, "checkout", "-q", "-f", "main")
-    for ref in subprocess.run(["git", "-C", str(root), "for-each-ref", "--format=%(refname)", "refs/heads/side*"],
-                              capture_output=True, text=True, check=True).stdout.split():
-        _git(root, "update-ref", "-d", ref)
+    stream.write(out)
+    finish(importer)
+    git(root, "checkout", "-q", "-f", "main")
+    for ref in git(root, "for-each-ref", "--format=%(refname)", "refs/heads/side*").split():
+        git(root, "update-ref", "-d", ref)
     (root / ".git" / "ctx").mkdir(mode=0o700, exist_ok=True)
 
 
@@ -180,16 +170,6 @@ def drop_log(root: Path) -> None:
     db.executescript("DROP TABLE IF EXISTS log_commits; DROP TABLE IF EXISTS log_keys; "
                      "DROP TABLE IF EXISTS log_state;")
     db.close()
-
-
-def timed(fn, runs: int) -> tuple[float, object]:
-    times = []
-    result = None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), result
 
 
 def main() -> None:
@@ -221,24 +201,24 @@ def main() -> None:
         def cold(write: bool):
             drop_log(root)
             return since_last_session(root, agent, write=write)
-        ms_cold, since = timed(lambda: cold(True), 3)
+        ms_cold, since = median_call(lambda: cold(True), 3)
         print(f"cold  write=True  (read {count} commits into the log): {ms_cold:8.2f} ms")
-        ms, _ = timed(lambda: cold(False), 3)
+        ms, _ = median_call(lambda: cold(False), 3)
         print(f"cold  write=False (whole history in memory):       {ms:8.2f} ms")
         since_last_session(root, agent)
-        ms, since = timed(lambda: since_last_session(root, agent), args.runs)
+        ms, since = median_call(lambda: since_last_session(root, agent), args.runs)
         print(f"warm  write=True  (log fresh, {agent}):        {ms:8.2f} ms  "
               f"[{len(since.changes)} shown, {since.more} more, last {since.last}]")
-        ms, _ = timed(lambda: since_last_session(root, agent, write=False), args.runs)
+        ms, _ = median_call(lambda: since_last_session(root, agent, write=False), args.runs)
         print(f"warm  write=False (log fresh, {agent}):        {ms:8.2f} ms")
-        ms, since = timed(lambda: since_last_session(root, "Agent Nine", write=False), args.runs)
+        ms, since = median_call(lambda: since_last_session(root, "Agent Nine", write=False), args.runs)
         print(f"warm  write=False (first session: all news):      {ms:8.2f} ms  "
               f"[{len(since.changes)} shown, {since.more} more]")
         Context(root, author="Agent Two", recorder_factory=recorder_for).set("bench_key", "one more write")
-        ms, since = timed(lambda: since_last_session(root, agent, write=False), args.runs)
+        ms, since = median_call(lambda: since_last_session(root, agent, write=False), args.runs)
         print(f"stale write=False (1 loose commit since the tip):  {ms:8.2f} ms  "
               f"[newest: {since.changes[0].key} by {since.changes[0].author}]")
-        ms, _ = timed(lambda: since_last_session(root, agent), 1)
+        ms, _ = median_call(lambda: since_last_session(root, agent), 1)
         print(f"stale write=True  (1 commit added to the log):     {ms:8.2f} ms")
     finally:
         if not args.keep:

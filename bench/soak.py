@@ -38,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests" / "reliability"
 sys.path.insert(0, str(HERE.parent / "tests"))
-from support import relutil as R  # noqa: E402
+from support import relutil as R
 
 PROPERTIES = ("any_key or any_json or words_options or invalid_utf8_arguments_never "
               "or no_store_is_refused or another_layout")

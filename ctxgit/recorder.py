@@ -25,6 +25,8 @@ from ctx.changes import Change
 from ctx.display import excerpt
 from ctx.errors import CredentialRefused, GitError, StoreError
 from ctx.storage.files import parse_store
+from ctxgit.gitfiles import identity
+from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing import fastcommit
 
 TYPE_CHECKING = False  # pygit2 loads only when the fast commit cannot be used
@@ -94,14 +96,14 @@ def external_message(paths: list[str]) -> str:
 def _held_by_a_waiting_merge(root: Path) -> set[str]:
     if not (root / ".git" / "MERGE_HEAD").exists():
         return set()
-    from ctxgit.sync.waiting import held_paths
+    from ctxgit.gitfiles.waiting import held_paths
     return held_paths(root)
 
 
 def _has_conflict_markers(root: Path, path: str) -> bool:
     if path.startswith("memory/") or not (root / path).is_file():
         return False
-    from ctxgit.sync.waiting import marker_lines
+    from ctxgit.gitfiles.waiting import marker_lines
     try:
         return bool(marker_lines((root / path).read_bytes()))
     except OSError:
@@ -143,11 +145,11 @@ class GitRecorder:
             self._state = fastcommit.load_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
+        from ctxgit.guard.install import ensure_repo
         from ctxgit.plumbing.repo import (
             clear_half_made,
             commit_paths,
             dirty_paths,
-            ensure_repo,
             open_repo,
             system_signature,
         )
@@ -207,8 +209,9 @@ class GitRecorder:
     def record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
             return
+        from ctxgit.guard.install import ensure_repo
         from ctxgit.plumbing import pack
-        from ctxgit.plumbing.repo import commit_paths, ensure_repo, signature
+        from ctxgit.plumbing.repo import commit_paths, signature
         if self._repo is None:
             self._repo, self._pending = ensure_repo(self.root)
         repo = self._repo
@@ -261,12 +264,7 @@ class GitRecorder:
 
 def author_identity(author: str) -> tuple[str, str]:
     """The name and email of a ``CTX_AUTHOR`` (email: ``CTX_AUTHOR_EMAIL`` or derived)."""
-    import re
-    email = settings.text("CTX_AUTHOR_EMAIL")
-    if not email:
-        email = (re.sub(r"[^a-z0-9]+", "-", author.lower()).strip("-") or "agent") + "@ctx.invalid"
-    clean = lambda text: re.sub(r"[<>\x00-\x1f]+", " ", text).strip()  # noqa: E731
-    return clean(author) or "operator", clean(email) or "operator@ctx.invalid"
+    return identity.author_identity(author, settings.text("CTX_AUTHOR_EMAIL"))
 
 
 def _refuse_new_secrets(change: Change) -> None:
@@ -295,7 +293,7 @@ def remember(repo) -> None:
     import pygit2
     root = Path(repo.workdir)
     try:
-        if repo.head_is_unborn or repo.head.name != "refs/heads/main":
+        if repo.head_is_unborn or repo.head.name != BRANCH_REF:
             fastcommit.forget_state(root)
             return
         head = repo.head.peel(pygit2.Commit)

@@ -75,11 +75,8 @@ def install(root: Path) -> InstallResult:
             return InstallResult(path, "unchanged")
         status = "updated"
     hooks_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(".pre-commit.ctx-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    from ctx.storage.files import atomic_write
+    atomic_write(path.parent.resolve() / path.name, text.encode("utf-8"), mode=0o700)
     return InstallResult(path, status)
 
 

@@ -19,8 +19,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -108,7 +109,9 @@ def run(runner: CliRunner, root: Path) -> Callable[..., Any]:
 @pytest.fixture
 def entries(root: Path) -> Callable[[str], dict[str, Any]]:
     """``entries("shared")``: a store's entries read straight from disk."""
-    return lambda store="shared": read_entries(root, store)
+    def read(store: str = "shared") -> dict[str, Any]:
+        return read_entries(root, store)
+    return read
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
     ctx/cli/   the front door: the only place click (or ctx.cli) is imported
     ctx/harness/  what ctx knows of each agent harness: imports the core only
     ctx/       the core: imports neither click, ctx.cli, ctx.harness, ctxgit nor hooks
-    ctxgit/    git: never imports the front door
+    ctxgit/    git: never imports the front door; inside it, floors (``CTXGIT_FLOORS``),
+               each importing only its own and those below: gitfiles (no pygit2,
+               no processes), plumbing, guard, recorder, porcelain, sync
     hooks/     credential scanning and guards: imports only the core
 
 Imports inside functions count as much as those at the top (they run, only
@@ -50,7 +52,7 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     package = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if _type_checking_only(node):
+        if isinstance(node, ast.If) and _type_checking_only(node):
             for child in node.orelse:  # the else branch of `if TYPE_CHECKING` runs
                 visit(child)
             return
@@ -167,6 +169,51 @@ def test_no_import_cycles():
         if module not in index:
             connect(module)
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+# ctxgit's floors, lowest first: a module imports ctxgit modules of its own floor or below
+CTXGIT_FLOORS = ("gitfiles", "plumbing", "guard", "recorder", "porcelain", "sync")
+# what the lowest floor never loads: every fast path may import it
+NOT_IN_GITFILES = ("pygit2", "subprocess", "multiprocessing", "ctx.cli")
+
+
+def _floor(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "ctxgit" or len(parts) == 1:
+        return None  # not ctxgit's, or its empty package: no floor
+    return CTXGIT_FLOORS.index(parts[1])
+
+
+def test_every_ctxgit_module_has_a_floor():
+    for module in GRAPH:
+        if module.startswith("ctxgit."):
+            assert module.split(".")[1] in CTXGIT_FLOORS, f"{module}: on no floor of {CTXGIT_FLOORS}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith("ctxgit.")))
+def test_each_ctxgit_floor_imports_only_its_own_and_those_below(module):
+    own = _floor(module)
+    above = sorted(t for t in GRAPH[module] if (_floor(t) or 0) > (own or 0))
+    assert not above, f"{module} ({CTXGIT_FLOORS[own or 0]}) imports {', '.join(above)} from a floor above"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ctxgit.gitfiles")))
+def test_gitfiles_loads_neither_libgit2_nor_processes(module):
+    path = MODULES[module]
+    names = _imported_names(ast.parse(path.read_text(encoding="utf-8"), str(path)), module,
+                            path.name == "__init__.py")
+    wrong = sorted(n for n in names for banned in NOT_IN_GITFILES if n == banned or n.startswith(banned + "."))
+    assert not wrong, f"{module} imports {', '.join(wrong)}"
+    inside = sorted(t for t in GRAPH[module] if t.startswith("ctxgit.") and not t.startswith("ctxgit.gitfiles"))
+    assert not inside, f"{module} imports {', '.join(inside)}"
+
+
+def test_the_floor_rules_would_catch_a_wrong_import():
+    """The floor reader on made-up imports: an upward one is seen, a downward one is not."""
+    assert _floor("ctxgit.plumbing.repo") > _floor("ctxgit.gitfiles.layout")
+    assert _floor("ctxgit.sync.remote") > _floor("ctxgit.recorder") > _floor("ctxgit.plumbing.repo")
+    names = _imported_names(ast.parse("def f():\n    import pygit2\n"), "ctxgit.gitfiles.x", False)
+    assert "pygit2" in names
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

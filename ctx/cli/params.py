@@ -12,6 +12,7 @@ from ctx.model import SCOPES, SOURCES, STATUSES, STORES
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 # kinds of value
@@ -25,16 +26,19 @@ SEARCH_LIMIT = 50  # search's default limit (list has none)
 
 
 class Opt:
-    """An option: ``Opt("store", "--store", "-s", choices=STORES, default="shared")``."""
+    """An option: ``Opt("store", "--store", "-s", choices=STORES, default="shared")``.
+    ``cli_only``: it only makes sense on a command line (an output format); an MCP tool
+    does not offer it, and its default stands in."""
 
-    __slots__ = ("dest", "flags", "kind", "choices", "default", "help", "metavar", "required", "minimum")
+    __slots__ = ("dest", "flags", "kind", "choices", "default", "help", "metavar", "required", "minimum",
+                 "cli_only")
 
     def __init__(self, dest: str, *flags: str, kind: str = TEXT, choices: tuple[str, ...] | None = None,
                  default: Any = None, help: str = "", metavar: str | None = None,
-                 required: bool = False, minimum: int | None = None) -> None:
+                 required: bool = False, minimum: int | None = None, cli_only: bool = False) -> None:
         self.dest, self.flags, self.kind, self.choices = dest, flags, kind, choices
         self.default, self.help, self.metavar = default, help, metavar
-        self.required, self.minimum = required, minimum
+        self.required, self.minimum, self.cli_only = required, minimum, cli_only
 
     def empty(self) -> Any:
         """The value when the option is not given."""
@@ -53,25 +57,50 @@ class Arg:
         self.metavar, self.help, self.default = metavar, help, default
 
 
+class Stdin:
+    """What a command reads from stdin, for the doors without one (MCP): the ``option``
+    that makes it read (set to True), and the tool ``argument`` that carries the text."""
+
+    __slots__ = ("option", "argument", "help")
+
+    def __init__(self, option: str, argument: str, help: str) -> None:
+        self.option, self.argument, self.help = option, argument, help
+
+
 class Command:
-    """One command. ``name`` is its words ("summary new"); ``handler`` is
-    "module:function" under ``ctx.cli.commands``; ``reads``: it never writes;
-    ``fast``: the fast door takes it; ``words_rule``: options may stand before
-    or after its words, never between them (§9.1); ``git``: it works on the
-    context's repository, so ``CTX_NO_GIT=1`` refuses it with a reason;
-    ``idempotent``/``destructive``: hints for tool clients (MCP)."""
+    """One command: its words, its handler, its help, its parameters and what it does.
+
+    ``name`` is its words ("summary new"); ``handler`` a function that returns the
+    function doing the work (``lambda: commands.entries.get``: the handler's module
+    loads when the command runs, not at every start); ``reads``: it never writes;
+    ``fast``: the fast door takes it; ``words_rule``: options may stand before or after
+    its words, never between them (§9.1); ``git``: it works on the context's
+    repository, so ``CTX_NO_GIT=1`` refuses it with a reason.
+
+    What it does, for the machinery around it: ``slow``: it can take a while (a progress
+    line on a terminal); ``network``: it reaches a remote (an MCP tool only where the
+    context has one, marked open-world); ``pulls``: it may bring in others' commits
+    (the since-log takes them in at once); ``auto_sync``: a write by it starts
+    auto-sync's background push (False: it syncs itself, rewrites history, or runs
+    other commands); ``tool``: offered over MCP; ``stdin``: what it reads from stdin
+    (``Stdin``); ``idempotent``/``destructive``: hints for tool clients (MCP)."""
 
     __slots__ = ("name", "handler", "summary", "help", "epilog", "args", "options", "reads", "fast",
-                 "hidden", "group", "words_rule", "idempotent", "destructive", "git")
+                 "hidden", "group", "words_rule", "idempotent", "destructive", "git", "slow", "network",
+                 "pulls", "auto_sync", "tool", "stdin")
 
-    def __init__(self, name: str, handler: str, summary: str, help: str, epilog: str = "", *,
-                 args: tuple[Arg, ...] = (), options: tuple[Opt, ...] = (), reads: bool = False,
-                 fast: bool = False, hidden: bool = False, group: bool = False, words_rule: bool = False,
-                 idempotent: bool = False, destructive: bool = False, git: bool = False) -> None:
+    def __init__(self, name: str, handler: Callable[[], Callable[..., Any]] | None, summary: str, help: str,
+                 epilog: str = "", *, args: tuple[Arg, ...] = (), options: tuple[Opt, ...] = (),
+                 reads: bool = False, fast: bool = False, hidden: bool = False, group: bool = False,
+                 words_rule: bool = False, idempotent: bool = False, destructive: bool = False,
+                 git: bool = False, slow: bool = False, network: bool = False, pulls: bool = False,
+                 auto_sync: bool = True, tool: bool = False, stdin: Stdin | None = None) -> None:
         self.name, self.handler, self.summary, self.help, self.epilog = name, handler, summary, help, epilog
         self.args, self.options, self.reads, self.fast = args, options, reads, fast
         self.hidden, self.group, self.words_rule = hidden, group, words_rule
         self.idempotent, self.destructive, self.git = idempotent, destructive, git
+        self.slow, self.network, self.pulls, self.auto_sync = slow, network, pulls, auto_sync
+        self.tool, self.stdin = tool, stdin
 
     def defaults(self) -> dict[str, Any]:
         """Every parameter's value when nothing is given."""
@@ -104,6 +133,7 @@ FILTERS = (
     Opt("prefix", "--prefix", metavar="P", help="Only keys starting with P."),
 )
 KEY = Arg("key", help="The entry's key.")
-REMOTE = Arg("remote_name", required=False, metavar="[REMOTE]", help="The remote (default: the upstream, or origin).")
+REMOTE = Arg("remote_name", required=False, metavar="[REMOTE]",
+             help="The remote (default: main's upstream; without one, the only remote, or origin).")
 ORDER_HELP = ("Results: newest timestamp first, then store (operator, shared, agent), "
               "then key; a limit cuts them after ordering.")

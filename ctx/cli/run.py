@@ -1,7 +1,7 @@
 """Running one command, the same way from both doors.
 
-``invoke(command, values)`` imports the command's handler (named in the
-table), gives it a ``Run`` (where to print, how to open the context), and
+``invoke(command, values)`` loads the command's handler (referred to by its
+row of the table), gives it a ``Run`` (where to print, how to open the context), and
 turns whatever the core raises into one line on stderr and an exit status
 (``exits.py``). The fast door calls it after its own parsing, click's
 commands from their callbacks: the two cannot differ past parsing.
@@ -129,10 +129,11 @@ def require_git(what: str) -> None:
                               "off (store files only); unset CTX_NO_GIT to use it")
 
 
-def handler_of(command: Command):
-    from importlib import import_module
-    module, _, name = command.handler.partition(":")
-    return getattr(import_module(f"ctx.cli.commands.{module}"), name)
+def handler_of(command: Command) -> Callable[..., Any]:
+    """The function that does ``command``'s work (its module loads now, on first use)."""
+    if command.handler is None:
+        raise InvalidArgument(f"ctx {command.name} needs a subcommand")
+    return command.handler()
 
 
 def check_words(command: Command, values: dict[str, Any]) -> None:
@@ -141,16 +142,6 @@ def check_words(command: Command, values: dict[str, Any]) -> None:
     for arg in command.args:
         if arg.kind == WORDS and arg.required and not values.get(arg.dest):
             raise InvalidArgument(f"{command.name} needs a {arg.dest} after the key")
-
-
-# commands that can take a while: a progress line on a terminal (``ctx/progress.py``)
-SLOW = ("sync", "clone", "pull", "push", "purge", "scan", "reindex")
-# commands that may bring in others' commits: the since-log takes them in at once
-PULLS = ("sync", "pull")
-# commands after which auto-sync starts no push: they sync themselves, rewrite history (a purge is
-# published by hand), commit nothing, or run other commands that do (the MCP server)
-NO_AUTO_SYNC = ("sync", "clone", "pull", "push", "remote", "remote add", "merge-driver", "status", "purge",
-                "mcp", "wire", "view")
 
 
 def after_write(run: Run) -> None:
@@ -164,7 +155,8 @@ def after_write(run: Run) -> None:
     authored = {context.root for context in run.contexts if context.author}
     for root in dict.fromkeys(context.root for context in run.contexts):
         try:
-            if b"sync-auto" in (root / ".git" / "ctx" / "machine.json").read_bytes():
+            from ctxgit.gitfiles.layout import MACHINE
+            if b"sync-auto" in (root / ".git" / MACHINE).read_bytes():
                 from ctxgit.sync.trigger import after_write as start_push
                 start_push(root)
         except OSError:
@@ -175,7 +167,7 @@ def after_write(run: Run) -> None:
 
 
 def _call(command: Command, run: Run, values: dict[str, Any]) -> Any:
-    if command.name.partition(" ")[0] not in SLOW:
+    if not command.slow:
         return handler_of(command)(run, **values)
     from ctx import progress
     with progress.showing(f"ctx {command.name}", sys.stderr):
@@ -191,9 +183,9 @@ def invoke(command: Command, values: dict[str, Any], run: Run | None = None) -> 
             require_git(f"ctx {command.name}")
         status = _call(command, run, values)
         sys.stdout.flush()
-        if not status and not command.reads and command.name not in NO_AUTO_SYNC:
+        if not status and not command.reads and command.auto_sync:
             after_write(run)
-        elif not status and command.name in PULLS and not flag("CTX_NO_GIT"):
+        elif not status and command.pulls and not flag("CTX_NO_GIT"):
             from ctxgit.porcelain import sincelag
             for root in dict.fromkeys(context.root for context in run.contexts if context.author):
                 sincelag.keep(root, now=True)

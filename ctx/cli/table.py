@@ -12,6 +12,7 @@ Plain classes and constants only: the fast door imports this on every run.
 
 from __future__ import annotations
 
+import ctx.cli.commands as handlers  # a handler's module loads when its command runs
 from ctx.cli.params import (
     BRIEF,
     FILTERS,
@@ -32,10 +33,14 @@ from ctx.cli.params import (
 )
 from ctx.model import BASES, SCOPES, SOURCES
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
+    from ctx.cli.commands import entries, setup  # noqa: F401
+
 # --- the everyday commands (the fast door takes these) --------------------------------
 
 ENTRIES: tuple[Command, ...] = (
-    Command("init", "setup:init", "Create the context root; never overwrites.", """\
+    Command("init", lambda: handlers.setup.init, "Create the context root; never overwrites.", """\
 Create the context root: memory/, sessions/ (0700) and RULES.md (0600).
 
 Never overwrites anything: on an existing root it creates only what is
@@ -49,7 +54,7 @@ Example:
               Opt("yes", "--yes", "-y", kind=FLAG,
                   help="Ask nothing; take every default (the default off a terminal)."),
               JSON), idempotent=True),
-    Command("start", "entries:start", "Rules, brief and newest summary (§5.1).", """\
+    Command("start", lambda: handlers.entries.start, "Rules, brief and newest summary (§5.1).", """\
 Print the start payload: RULES.md, the brief, the newest summary (§5.1).
 
 Writes nothing (with auto-sync on it pulls first, within sync-timeout),
@@ -72,11 +77,11 @@ machine). None: the whole payload.
                     help="At most N characters (0: no budget)."),
                 Opt("max_tokens", "--max-tokens", kind=INT, minimum=0, metavar="N",
                     help="At most N tokens of 4 characters (0: no budget)."),
-                Opt("output_format", "--format", choices=("text", "hook"), default="text",
+                Opt("output_format", "--format", choices=("text", "hook"), default="text", cli_only=True,
                     help="hook: the payload as a session-start hook's JSON, {\"hookSpecificOutput\": "
                          "{\"hookEventName\": \"SessionStart\", \"additionalContext\": PAYLOAD}} (what "
-                         "Gemini CLI hands the model; Claude Code reads it too).")), reads=True, fast=True),
-    Command("brief", "entries:brief", "The one-screen brief (§5.2).",
+                         "Gemini CLI hands the model; Claude Code reads it too).")), reads=True, fast=True, tool=True),
+    Command("brief", lambda: handlers.entries.brief, "The one-screen brief (§5.2).",
             "Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes.", """\
 Example:
   ctx brief --days 14 --changes 5
@@ -96,8 +101,8 @@ With CTX_AUTHOR set, SINCE YOUR LAST SESSION lists what others changed
 since that author's last commit (kind: new, changed, amended, superseded,
 resolved, deleted). FOR YOU lists the reader's open letters (CTX_AUTHOR,
 else operator: ctx inbox); DUE what is overdue or due within 7 days.
-""", options=BRIEF + (JSON,), reads=True, fast=True),
-    Command("get", "entries:get", "One entry, with its status (§4.1).",
+""", options=BRIEF + (JSON,), reads=True, fast=True, tool=True),
+    Command("get", lambda: handlers.entries.get, "One entry, with its status (§4.1).",
             "Print one entry with its status (§4.1). Exits 1 when the key is missing.", """\
 Examples:
   ctx get current_focus
@@ -107,8 +112,8 @@ Examples:
 JSON shape: {"store", "key", "entry"}; with --all, a list of them.
 """, args=(KEY,), options=(STORE, Opt("all_stores", "--all", kind=FLAG, help="The key from every store that has it."),
                           Opt("at", "--at", metavar="REV|DATE", help="The entry as it was at a commit or date."),
-                          VERBOSE, JSON), reads=True, fast=True),
-    Command("set", "entries:set_", "Write an entry (§4.2).",
+                          VERBOSE, JSON), reads=True, fast=True, tool=True),
+    Command("set", lambda: handlers.entries.set_, "Write an entry (§4.2).",
             "Write an entry (§4.2): KEY, then the value's words, joined by spaces.", """\
 Examples:
   ctx set decision_db_pool "Use a pool of 20" --tag decision --basis verified
@@ -134,39 +139,40 @@ valid_from and valid_to; an update without them keeps the old ones.
                          help="When it became true in the world (YYYY-MM-DD or RFC 3339)."),
                      Opt("valid_to", "--valid-to", metavar="TIME",
                          help="When it stops (or stopped) being true (YYYY-MM-DD or RFC 3339)."),
-                     FORCE, JSON), fast=True, words_rule=True, idempotent=True),
-    Command("amend", "entries:amend", "Mark an entry amended, with a note (§3.6).",
+                     FORCE, JSON), fast=True, words_rule=True, idempotent=True, tool=True),
+    Command("amend", lambda: handlers.entries.amend, "Mark an entry amended, with a note (§3.6).",
             "Mark an entry amended: prepend [Amended DATE: NOTE] to its value (§3.6).", """\
 Example:
   ctx amend result_port The port is 8443, not 8080
 """, args=(KEY, Arg("note", WORDS, help="The note (its words are joined by spaces).")),
-            options=(STORE, FORCE, JSON), fast=True, words_rule=True),
-    Command("supersede", "entries:supersede", "Mark an entry superseded by another (§3.6).",
+            options=(STORE, FORCE, JSON), fast=True, words_rule=True, tool=True),
+    Command("supersede", lambda: handlers.entries.supersede, "Mark an entry superseded by another (§3.6).",
             "Mark an entry superseded by another; its value stays (§3.6).", """\
 Example:
   ctx supersede decision_pool_10 --by decision_pool_20 --note "load test"
 """, args=(KEY,), options=(Opt("by", "--by", required=True, metavar="KEY",
                                    help="The key that replaces this one (same store)."),
-                               Opt("note", "--note", help="Why."), STORE, FORCE, JSON), fast=True, idempotent=True),
-    Command("resolve", "entries:resolve", "Mark an entry resolved (§3.6).",
+                               Opt("note", "--note", help="Why."), STORE, FORCE, JSON),
+            fast=True, idempotent=True, tool=True),
+    Command("resolve", lambda: handlers.entries.resolve, "Mark an entry resolved (§3.6).",
             "Mark an issue or open item resolved; its value stays (§3.6).", """\
 Example:
   ctx resolve issue_upload_fails --note "Fixed: proxy timeout raised"
 """, args=(KEY,), options=(Opt("note", "--note", help="How it was resolved."), STORE, FORCE, JSON),
-            fast=True, idempotent=True),
-    Command("basis", "entries:basis", "Set an entry's basis (§4.4).",
+            fast=True, idempotent=True, tool=True),
+    Command("basis", lambda: handlers.entries.basis, "Set an entry's basis (§4.4).",
             "Set an entry's basis without touching its timestamp (§4.4).", """\
 Example:
   ctx basis result_tests_pass verified
 """, args=(KEY, Arg("basis", choices=BASES, help="How the entry is known.")), options=(STORE, JSON),
-            fast=True, idempotent=True),
-    Command("delete", "entries:delete", "Remove an entry for good (§4.5).",
+            fast=True, idempotent=True, tool=True),
+    Command("delete", lambda: handlers.entries.delete, "Remove an entry for good (§4.5).",
             "Remove an entry for good: a wrong key, a duplicate, a secret (§4.5).", """\
 Example:
   ctx delete duplicate_key --store agent
 Knowledge that turned out wrong is marked (amend, supersede), not deleted.
-""", args=(KEY,), options=(STORE, JSON), fast=True, destructive=True),
-    Command("search", "entries:search", "Entries whose key or value has a pattern (§4.6).", """\
+""", args=(KEY,), options=(STORE, JSON), fast=True, destructive=True, tool=True),
+    Command("search", lambda: handlers.entries.search, "Entries whose key or value has a pattern (§4.6).", """\
 Entries whose key or value contains PATTERN, case-insensitively (§4.6).
 
 A plain substring, not a regular expression; quote a pattern of several
@@ -193,9 +199,9 @@ JSON shape: a list of {{"store", "key", "entry"}} (with --full-text or
                     help="Rank by meaning and by any of the words (a local model; see above)."),
                 Opt("limit", "--limit", kind=INT, minimum=0, default=SEARCH_LIMIT, help="At most this many."),
                 Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show every field of each entry."), JSON),
-            reads=True, fast=True, words_rule=True),
-    Command("list", "entries:list_", "Entries that pass the filters (§4.6).", "Entries that pass the filters (§4.6).",
-            f"""\
+            reads=True, fast=True, words_rule=True, tool=True),
+    Command("list", lambda: handlers.entries.list_, "Entries that pass the filters (§4.6).",
+            "Entries that pass the filters (§4.6).", f"""\
 Examples:
   ctx list --store operator
   ctx list --tag decision --status current --keys-only
@@ -205,15 +211,15 @@ JSON shape: a list of {{"store", "key", "entry"}}; with --keys-only, of {{"store
                 Opt("keys_only", "--keys-only", kind=FLAG, help="Print store/key only."),
                 Opt("limit", "--limit", kind=INT, minimum=0, help="At most this many (default: all)."),
                 Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show every field of each entry."), JSON),
-            reads=True, fast=True, words_rule=True),
-    Command("reindex", "entries:reindex", "Rebuild the search index.", """\
+            reads=True, fast=True, words_rule=True, tool=True),
+    Command("reindex", lambda: handlers.entries.reindex, "Rebuild the search index.", """\
 Drop and rebuild the index reads use (.git/ctx/, never committed).
 
 Never needed for correctness: the index notices any change to a store
 file by itself. Use it after moving a context, or to reclaim space.""", """\
 Example:
   ctx reindex
-""", options=(JSON,), idempotent=True),
+""", options=(JSON,), idempotent=True, slow=True),
 )
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ctx.cli.params import ANY_STORE, FLAG, JSON, Arg, Command, Opt
+import ctx.cli.commands as handlers  # a handler's module loads when its command runs
+from ctx.cli.params import ANY_STORE, FLAG, JSON, Arg, Command, Opt, Stdin
 from ctx.harness.registry import HARNESSES, NAMES
 
 
@@ -44,8 +45,12 @@ def _entries() -> str:
                          + "\n" + env)
     return "\n".join(shown)
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
+    from ctx.cli.commands import features, mcp, summary  # noqa: F401
+
 FEATURES: tuple[Command, ...] = (
-    Command("export", "features:export", "All stores (or one) as one JSON file.",
+    Command("export", lambda: handlers.features.export, "All stores (or one) as one JSON file.",
             "Write every store, or one, to one JSON file (stdout without -o). Reads only.", """\
 Examples:
   ctx export -o ~/ctx-backup.json
@@ -56,7 +61,7 @@ File shape: {"format": "ctx-export", "version": "1", "exported": TIME,
 """, options=(ANY_STORE, Opt("output", "-o", "--output", metavar="FILE",
                              help="Write FILE (mode 0600) instead of stdout.")),
             reads=True),
-    Command("import", "features:import_", "Merge an export file in, as one commit.", """\
+    Command("import", lambda: handlers.features.import_, "Merge an export file in, as one commit.", """\
 Merge FILE (from `ctx export`; - for stdin) into the context, entry by
 entry, as one commit. Refuses a file of an unknown format or version.""", """\
 Examples:
@@ -77,7 +82,7 @@ JSON shape: {"dry_run", "added", "changed", "kept", "conflicts"}, each a
                      Opt("dry_run", "--dry-run", kind=FLAG, help="Report what would change; write nothing."),
                      Opt("force", "--force", kind=FLAG, help="Import even values that look like credentials (§11)."),
                      JSON), idempotent=True),
-    Command("cleanup", "features:cleanup", "Delete expired session-scoped entries (§3.7).",
+    Command("cleanup", lambda: handlers.features.cleanup, "Delete expired session-scoped entries (§3.7).",
             "Delete session-scoped entries older than AGE, in one commit.", """\
 Examples:
   ctx cleanup --dry-run
@@ -90,7 +95,7 @@ JSON shape: {"dry_run", "cutoff", "deleted": [{"store", "key",
                   help="Minutes, hours or days: 30m, 24h, 7d."),
               Opt("dry_run", "--dry-run", kind=FLAG, help="List what would go; write nothing."), JSON),
             idempotent=True, destructive=True),
-    Command("stats", "features:stats", "Counts by store, source, basis, scope, status, tag.", """\
+    Command("stats", lambda: handlers.features.stats, "Counts by store, source, basis, scope, status, tag.", """\
 Count the entries by store, source, basis, scope, status and tag, and the
 repository's commits and authors. Reads only.""", """\
 Examples:
@@ -101,7 +106,7 @@ JSON shape: {"entries", "stores": {store: n}, "source": {..}, "basis":
   {tag: n}, "repository": null | {"commits", "authors": {name: n},
   "first", "last"}}. The repository part is the whole repository's.
 """, options=(ANY_STORE, JSON), reads=True),
-    Command("config", "features:config", "Get or set the context's configuration.",
+    Command("config", lambda: handlers.features.config, "Get or set the context's configuration.",
             "Print every key, print KEY's value, or set KEY to VALUE.", """\
 Examples:
   ctx config                        # every key and its value
@@ -124,14 +129,14 @@ Keys of this machine (kept in .git/ctx/machine.json; never synced):
 JSON shape: {key: value}.
 """, args=(Arg("key", required=False, help="The key."), Arg("value", required=False, help="Its new value.")),
             options=(JSON,), idempotent=True),
-    Command("summary", "", "Session summaries (§7): new, list, show.",
+    Command("summary", None, "Session summaries (§7): new, list, show.",
             "Write, list and read the session summaries in sessions/ (§7).", """\
 Examples:
   ctx summary new --from-stdin < summary.md
   ctx summary list
   ctx summary show
 """, group=True),
-    Command("summary new", "summary:new", "Write this session's summary.", """\
+    Command("summary new", lambda: handlers.summary.new, "Write this session's summary.", """\
 Write the next summary of today's local date (YYYY-MM-DD[suffix]_session.md)
 from the §7 template, and commit it.""", """\
 Example:
@@ -146,22 +151,25 @@ JSON shape: {"name", "path"}.
               Opt("focus", "--focus", metavar="TEXT", help="One line (default: current_focus's first line)."),
               Opt("from_stdin", "--from-stdin", kind=FLAG, help="Read the summary from stdin (else $EDITOR)."),
               Opt("force", "--force", kind=FLAG, help="Pass the credential check (a context under git "
-                  "still refuses to commit a credential in a summary)."), JSON)),
-    Command("summary list", "summary:list_", "Every summary, oldest first.",
+                  "still refuses to commit a credential in a summary)."), JSON),
+            tool=True, stdin=Stdin("from_stdin", "text", "The summary, in Markdown (what `ctx summary new "
+                                   "--from-stdin` reads): '## Done', '## Decisions', '## Open' (required), "
+                                   "'## Commits'.")),
+    Command("summary list", lambda: handlers.summary.list_, "Every summary, oldest first.",
             "Every summary in sessions/, oldest first, with its agent and open items.", """\
 Example:
   ctx summary list --json
 JSON shape: a list of {"name", "path", "date", "agent", "open"} (open:
   how many open items), oldest first; the last is the newest.
 """, options=(JSON,), reads=True),
-    Command("summary show", "summary:show", "Print a summary (the newest by default).",
+    Command("summary show", lambda: handlers.summary.show, "Print a summary (the newest by default).",
             "Print the summary NAME (with or without _session.md), or the newest.", """\
 Examples:
   ctx summary show
   ctx summary show 2026-10-13b
 Exits 1 when there is no such summary.
 """, args=(Arg("name", required=False, help="The summary (default: the newest)."),), reads=True),
-    Command("wire", "features:wire", "Wire a harness to start from ctx (§5.3).",
+    Command("wire", lambda: handlers.features.wire, "Wire a harness to start from ctx (§5.3).",
             "Show, or with --apply make, the change that wires TARGET to ctx.", """\
 Examples:
   ctx wire claude-code              # show the change (a unified diff)
@@ -186,8 +194,8 @@ JSON shape: {"target", "changed", "applied", "notes", "files": [{"path",
                      Opt("mcp", "--mcp", kind=FLAG, help="Wire the harness's MCP server entry (ctx mcp) instead."),
                      Opt("trust", "--trust", kind=FLAG, help="gemini --mcp: add \"trust\": true (Gemini CLI "
                          "then runs ctx's tools without asking you to confirm each call)."),
-                     JSON), idempotent=True),
-    Command("mcp", "mcp:serve", "Serve ctx to MCP clients over stdio.", """\
+                     JSON), idempotent=True, auto_sync=False),
+    Command("mcp", lambda: handlers.mcp.serve, "Serve ctx to MCP clients over stdio.", """\
 Serve the context to an MCP client (Claude Code, Codex, Gemini CLI, Cursor...)
 over stdin and stdout, until the client closes it. A harness starts it.
 
@@ -205,5 +213,6 @@ How each harness runs it: `ctx wire TARGET --mcp` writes this entry, with
 this installation's ctx, $CTX_HOME and the agent's name:
 """ + _entries() + """
 """, options=(Opt("author", "--author", metavar="NAME",
-                   help="Sign writes with NAME (default: $CTX_AUTHOR, else the operator)."),)),
+                   help="Sign writes with NAME (default: $CTX_AUTHOR, else the operator)."),),
+            auto_sync=False),
 )

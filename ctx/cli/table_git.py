@@ -4,10 +4,15 @@ Their handlers are in ``commands/history.py``, ``commands/view.py`` and ``comman
 
 from __future__ import annotations
 
+import ctx.cli.commands as handlers  # a handler's module loads when its command runs
 from ctx.cli.params import ANY_STORE, FLAG, INT, JSON, KEY, REMOTE, STORE, Arg, Command, Opt
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
+    from ctx.cli.commands import history, sync, view  # noqa: F401
+
 HISTORY: tuple[Command, ...] = (
-    Command("history", "history:history", "Every version of an entry, newest first.", """\
+    Command("history", lambda: handlers.history.history, "Every version of an entry, newest first.", """\
 Every version of an entry, newest first: commit, time, author, operation, value.
 
 Exits 1 when the key never existed in the store.""", """\
@@ -23,8 +28,8 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
                                       help="The key's history in every store."),
                           Opt("limit", "-n", kind=INT, minimum=1, help="At most N versions."),
                           Opt("verbose", "-v", "--verbose", kind=FLAG, help="Whole values, not excerpts."), JSON),
-            reads=True, git=True),
-    Command("log", "history:log", "The context's commits, newest first.", """\
+            reads=True, git=True, tool=True),
+    Command("log", lambda: handlers.history.log, "The context's commits, newest first.", """\
 The context's commits, one line each: id, local date, author, subject.
 The author is who wrote the entry (CTX_AUTHOR); when another account
 committed it (the machine's git identity), the line says "Agent Z via
@@ -51,8 +56,8 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
                      Opt("limit", "-n", kind=INT, minimum=1, help="At most N commits."),
                      Opt("verify", "--verify", kind=FLAG,
                          help="Check each commit's signature: good, bad, unknown signer or unsigned."),
-                     JSON), reads=True, git=True),
-    Command("diff", "history:diff", "Entry-level changes between two states.", """\
+                     JSON), reads=True, git=True, tool=True),
+    Command("diff", lambda: handlers.history.diff, "Entry-level changes between two states.", """\
 Entries added, removed and changed (field by field) between two states.
 
 Without REV2 the later state is the store files on disk; without REV and
@@ -68,8 +73,8 @@ JSON shape: {"from", "to", "changes": [{"store", "key", "change":
 """, args=(Arg("rev", required=False, help="The earlier state."), Arg("rev2", required=False, help="The later state.")),
             options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices, help="Only this store."),
                      Opt("since", "--since", metavar="TIME", help="From the state just before TIME."), JSON),
-            reads=True, git=True),
-    Command("view", "view:view", "Write the operator's view: one HTML page to audit the context.", """\
+            reads=True, git=True, tool=True),
+    Command("view", lambda: handlers.view.view, "Write the operator's view: one HTML page to audit the context.", """\
 Write one self-contained HTML page to audit the context, and print its path:
 the entry counts, the commit shown and the sync state; writes per day by
 author (a chart) and every commit, filterable by author and operation; the
@@ -91,8 +96,8 @@ JSON shape: {"path", "bytes", "commit", "entries", "commits"}.
                                                            "after DATE (RFC 3339 or YYYY-MM-DD)."),
               Opt("author", "--author", metavar="NAME", help="Only commits whose author name or email contains "
                                                              "NAME (and the entries they changed)."), JSON),
-            reads=True, git=True),
-    Command("revert", "history:revert", "Undo one commit's change, as a new commit.", """\
+            reads=True, git=True, auto_sync=False),
+    Command("revert", lambda: handlers.history.revert, "Undo one commit's change, as a new commit.", """\
 Undo one commit's change to the stores, as a new commit.
 
 The reverted commit stays in history. Refused (exit 4) when a later
@@ -100,7 +105,7 @@ commit changed one of the same entries.""", """\
 Example:
   ctx revert 3f2a91c0
 """, args=(Arg("rev", help="The commit to undo."),), options=(JSON,), git=True),
-    Command("doctor", "history:doctor", "Check the context and repair what is safe.", """\
+    Command("doctor", lambda: handlers.history.doctor, "Check the context and repair what is safe.", """\
 Check the context: store files, repository, uncommitted changes, .gitignore,
 git lock files (here and in remotes on a local path), size.
 
@@ -111,11 +116,11 @@ Examples:
   ctx doctor            # report and repair what is safe
   ctx doctor --check    # report only; exit 1 when something is wrong
 """, options=(Opt("check", "--check", kind=FLAG, help="Report only; change nothing."), JSON)),
-    Command("hooks", "", "Install ctx's git pre-commit hook.", "The git hooks of the context root's repository.", """\
+    Command("hooks", None, "Install ctx's git pre-commit hook.", "The git hooks of the context root's repository.", """\
 Example:
   ctx hooks install
 """, group=True),
-    Command("hooks install", "history:hooks_install", "Install the pre-commit hook.", """\
+    Command("hooks install", lambda: handlers.history.hooks_install, "Install the pre-commit hook.", """\
 Install .git/hooks/pre-commit in the context root: a manual `git commit`
 that adds a credential, memory/.lock or a temporary file is refused.
 
@@ -123,7 +128,7 @@ A hook ctx did not write is left as it is (and said so).""", """\
 Example:
   ctx hooks install
 """, options=(JSON,), idempotent=True, git=True),
-    Command("scan", "history:scan", "Find credentials in the context (and its history).", """\
+    Command("scan", lambda: handlers.history.scan, "Find credentials in the context (and its history).", """\
 Scan the store files, summaries and RULES.md for credentials.
 
 Findings name the store/key (or file and line) and the commit, never the
@@ -135,8 +140,8 @@ Exit status 1 when something is found. JSON shape: a list of {"commit"
   (null for the current files), "path", "line", "entry" ("store/key field"
   or null), "rule", "kind", "preview"}.
 """, options=(Opt("in_history", "--history", kind=FLAG, help="Scan every commit too (blobs and messages)."), JSON),
-            reads=True),
-    Command("purge", "history:purge", "Remove an entry from the whole history.", """\
+            reads=True, slow=True),
+    Command("purge", lambda: handlers.history.purge, "Remove an entry from the whole history.", """\
 Remove an entry from every commit, for a secret that slipped through.
 
 Rewrites the commits that hold it (every other entry kept byte for byte,
@@ -145,11 +150,11 @@ prunes the old commits. Remotes and older clones still hold it.""", """\
 Example:
   ctx purge leaked_token --store shared --yes
 """, args=(KEY,), options=(STORE, Opt("yes", "--yes", kind=FLAG, help="Really rewrite the history (required)."), JSON),
-            destructive=True, git=True),
+            destructive=True, git=True, slow=True, auto_sync=False),
 )
 
 SYNC: tuple[Command, ...] = (
-    Command("remote", "sync:remote", "Remotes to sync with.", """\
+    Command("remote", lambda: handlers.sync.remote, "Remotes to sync with.", """\
 List the context's remotes, or add one (any git remote: a bare
 repository on a server, GitHub, GitLab, a USB disk).""", """\
 Examples:
@@ -157,30 +162,31 @@ Examples:
   ctx remote add usb /media/usb/ctx.git
   ctx remote -v
 """, options=(Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show each remote's URL."), JSON),
-            reads=True, group=True, git=True),
-    Command("remote add", "sync:remote_add", "Add a remote.",
+            reads=True, group=True, git=True, auto_sync=False),
+    Command("remote add", lambda: handlers.sync.remote_add, "Add a remote.",
             """\
 Add a remote NAME at URL (a path, file://, ssh or https). A URL with a
 password in it is refused: a git credential helper keeps it instead.""",
             """\
 Example:
   ctx remote add origin /srv/git/ctx.git
-""", args=(Arg("name", help="The remote's name."), Arg("url", help="Where it is.")), idempotent=True, git=True),
-    Command("pull", "sync:pull", "Fetch and merge from a remote.", """\
-Fetch REMOTE (default: the upstream, or origin) and merge it, entry by
-entry. Never rewrites local history; a merge is a commit with both parents.""", """\
+""", args=(Arg("name", help="The remote's name."), Arg("url", help="Where it is.")), idempotent=True, git=True,
+            auto_sync=False),
+    Command("pull", lambda: handlers.sync.pull, "Fetch and merge from a remote.", """\
+Fetch REMOTE (default: main's upstream; without one, the only remote, or
+origin) and merge it, entry by entry. Never rewrites local history; a merge is a commit with both parents.""", """\
 Example:
   ctx pull origin
-""", args=(REMOTE,), options=(JSON,), git=True),
-    Command("push", "sync:push", "Push main to a remote.", """\
+""", args=(REMOTE,), options=(JSON,), git=True, slow=True, pulls=True, network=True, auto_sync=False),
+    Command("push", lambda: handlers.sync.push, "Push main to a remote.", """\
 Push main to REMOTE and make it main's upstream (so `git pull` works too).
 Says how many commits it sent ("origin already had everything" when none).
 Refused (exit 4) when the remote has changes this machine lacks: `ctx sync`.""", """\
 Example:
   ctx push origin
 JSON shape: {"pushed": remote, "sent": n}.
-""", args=(REMOTE,), options=(JSON,), idempotent=True, git=True),
-    Command("sync", "sync:sync", "Pull, merge and push: the everyday command.", """\
+""", args=(REMOTE,), options=(JSON,), idempotent=True, git=True, slow=True, network=True, auto_sync=False),
+    Command("sync", lambda: handlers.sync.sync, "Pull, merge and push: the everyday command.", """\
 Pull (merging entry by entry), then push, and say what was received and sent.
 
 A push that loses a race to another machine's push (the remote moved on, or
@@ -204,19 +210,21 @@ JSON shape: {"result": "up to date"|"fast-forward"|"merge"|"nothing to pull"
                 Opt("continue_", "--continue", kind=FLAG,
                     help="Commit the waiting merge with the files as you edited them, then sync."),
                 Opt("abort", "--abort", kind=FLAG, help="Drop the waiting merge; put its files back."),
-                JSON), idempotent=True, git=True),
-    Command("status", "sync:status", "Where syncing stands on this machine.", """\
+                JSON), idempotent=True, git=True, slow=True, pulls=True, network=True, auto_sync=False,
+            tool=True),
+    Command("status", lambda: handlers.sync.status, "Where syncing stands on this machine.", """\
 Commits not pushed, commits not pulled as of the last fetch, the last sync
 and how it ended, whether auto-sync is on, a merge that waits, and files
 changed outside ctx and not committed yet. Reads only (no network).""", """\
 Examples:
   ctx status
   ctx status --json
-JSON shape: {"remote": name|null, "ahead": n|null, "behind": n|null,
-  "last_sync": time|null, "last_sync_result": text|null, "auto_sync": bool,
+JSON shape: {"remote": name|null, "remote_problem": text|null (why no
+  remote is chosen), "ahead": n|null, "behind": n|null, "last_sync":
+  time|null, "last_sync_result": text|null, "auto_sync": bool,
   "merge_in_progress": bool, "uncommitted": [path]}.
-""", options=(JSON,), reads=True, git=True),
-    Command("clone", "sync:clone", "A new context root from a remote.", """\
+""", options=(JSON,), reads=True, git=True, auto_sync=False),
+    Command("clone", lambda: handlers.sync.clone, "A new context root from a remote.", """\
 Clone URL into PATH (default: $CTX_HOME, else ~/ctx), with hooks, merge
 driver and upstream set. An empty remote gives a new context that pushes there.
 Through git where it is installed (your ~/.ssh/config, agent and credential
@@ -226,10 +234,11 @@ Examples:
   ctx clone git@example.com:me/ctx.git ~/ctx
   CTX_HOME=~/ctx ctx clone /media/usb/ctx.git
 """, args=(Arg("url", help="The remote to clone."), Arg("path", required=False, help="Where (default: $CTX_HOME).")),
-            options=(JSON,), git=True),
-    Command("merge-driver", "sync:merge_driver", "",
+            options=(JSON,), git=True, slow=True, network=True, auto_sync=False),
+    Command("merge-driver", lambda: handlers.sync.merge_driver, "",
             "git's merge driver for store files (configured as merge.ctx.driver).",
-            args=(Arg("base"), Arg("ours"), Arg("theirs"), Arg("path", required=False, default="store")), hidden=True),
+            args=(Arg("base"), Arg("ours"), Arg("theirs"), Arg("path", required=False, default="store")), hidden=True,
+            auto_sync=False),
 )
 
 GIT = HISTORY + SYNC

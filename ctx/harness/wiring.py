@@ -137,16 +137,7 @@ def _write(change: FileChange) -> None:
         change.backup = _backup_path(path)
         change.backup.write_bytes(path.read_bytes())
         os.chmod(change.backup, mode)
-    tmp = path.with_name(f".{path.name}.ctx-wire.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(change.after)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    from ctx.storage.files import atomic_write
+    # the harness's folder may be a link (dotfiles): the file goes where it leads
+    atomic_write(path.parent.resolve() / path.name, change.after.encode("utf-8"), mode=mode)
     change.applied = True

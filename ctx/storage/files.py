@@ -223,10 +223,14 @@ def _temporary(directory: Path, name: str) -> tuple[int, str]:
     raise StoreError(f"cannot create a temporary file in {directory}")
 
 
-def atomic_write(path: Path, content: bytes) -> Identity:
-    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3).
+def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable: bool = True) -> Identity:
+    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3). The one
+    way ctx replaces a file, whatever the file.
 
-    Returns the new file's identity (size, mtime, inode).
+    ``mode``: the file's permissions (default 0600); ``durable``: False skips the fsyncs,
+    for what can be made again (a cache, a log, a generated page), where a lost write
+    costs nothing and a write's time counts. Returns the new file's identity (size,
+    mtime, inode).
     """
     directory = path.parent
     if directory.is_symlink():
@@ -236,7 +240,10 @@ def atomic_write(path: Path, content: bytes) -> Identity:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             handle.flush()
-            os.fsync(handle.fileno())
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            if durable:
+                os.fsync(handle.fileno())
             identity = identity_of(os.fstat(handle.fileno()))
         os.replace(tmp, path)
     except BaseException:
@@ -245,7 +252,8 @@ def atomic_write(path: Path, content: bytes) -> Identity:
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(directory)
+    if durable:
+        _fsync_dir(directory)
     return identity
 
 

@@ -80,14 +80,15 @@ class Version:
 
 class Sync:
     """The upstream: its remote and branch, commits ahead and behind (None: never fetched),
-    and the last sync: when, and how it ended when ctx recorded it."""
+    and the last sync: when, and how it ended when ctx recorded it. ``remote`` None: no
+    remote can be chosen, and ``problem`` says why."""
 
-    __slots__ = ("remote", "branch", "ahead", "behind", "last", "result")
+    __slots__ = ("remote", "branch", "ahead", "behind", "last", "result", "problem")
 
-    def __init__(self, remote: str, branch: str | None, ahead: int | None, behind: int | None,
-                 last: datetime | None, result: str | None = None) -> None:
+    def __init__(self, remote: str | None, branch: str | None, ahead: int | None, behind: int | None,
+                 last: datetime | None, result: str | None = None, problem: str | None = None) -> None:
         self.remote, self.branch, self.ahead, self.behind, self.last = remote, branch, ahead, behind, last
-        self.result = result
+        self.result, self.problem = result, problem
 
 
 class ViewData:

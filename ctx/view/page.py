@@ -77,7 +77,9 @@ def header(data: ViewData, generated: datetime) -> str:
     if data.sync is not None:
         s = data.sync
         state = []
-        if s.ahead is None:
+        if s.remote is None:
+            state.append(f"no remote chosen: {esc(s.problem or '')}")
+        elif s.ahead is None:
             state.append(f"{esc(s.remote)}: never synced (no {esc(s.branch or 'main')} from it yet)")
         else:
             state.append(f"{esc(s.remote)}/{esc(s.branch)}: {s.ahead} ahead, {s.behind} behind")

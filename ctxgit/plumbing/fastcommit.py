@@ -5,7 +5,7 @@ write changes one file. So when the repository is exactly as ctx's last
 commit left it (recorded in ``.git/ctx/state.json``: HEAD, the root and
 memory/ trees, the index's and config's identity, and the identity of every
 versioned file), the commit is written here in plain git formats: the blob
-(zlib level 1: packing recompresses it later), the memory/ tree, the root
+(``ctxgit/gitfiles/objects.py``), the memory/ tree, the root
 tree, the commit, ``refs/heads/main`` through its lock file, both reflogs,
 and the index entry (its cached-tree extension dropped, so git recomputes
 it). Anything else — a file changed outside ctx, another branch, a file
@@ -20,17 +20,20 @@ import json
 import os
 import struct
 import time
-import zlib
 from pathlib import Path
 
-from ctxgit.plumbing.refs import head_id
+from ctx.storage.files import atomic_write
+from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, MANAGED_FILES, STATE
+from ctxgit.gitfiles.objects import encode as _sha
+from ctxgit.gitfiles.objects import tree_bytes as _tree_bytes
+from ctxgit.gitfiles.objects import write as _write_object
+from ctxgit.gitfiles.refs import head_id
 
-STATE = "ctx/state.json"
 RACY_NS = 2_000_000_000
 
 
-INTENT = "ctx/committing"
-LOCKS = ("index.lock", "refs/heads/main.lock")
+INTENT = COMMITTING
+LOCKS = ("index.lock", f"{BRANCH_REF}.lock")
 OWN_MODE = 0o700  # a lock file ctx makes is born with its owner's x bit, which no git gives one
 
 
@@ -133,47 +136,10 @@ def _stat(path: Path) -> list[int] | None:
         return None
 
 
-def _sha(kind: bytes, body: bytes) -> tuple[str, bytes]:
-    data = kind + b" %d\0" % len(body) + body
-    return hashlib.sha1(data).hexdigest(), data
-
-
-def _write_object(git: Path, sha: str, data: bytes) -> int:
-    """A loose object; returns its size on disk (0 when it existed already)."""
-    folder = git / "objects" / sha[:2]
-    path = folder / sha[2:]
-    if path.exists():
-        return 0
-    packed = zlib.compress(data, 1)
-    tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
-    for attempt in range(20):
-        # a background `git gc` removes object directories it has emptied: make it again
-        folder.mkdir(exist_ok=True)
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-            break
-        except FileNotFoundError:
-            if attempt == 19:
-                raise
-    try:
-        os.write(fd, packed)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)  # the directory holds our file now: gc leaves it be
-    return len(packed)
-
-
-def _tree_bytes(entries: list[list[str]]) -> bytes:
-    def order(item: list[str]) -> bytes:
-        return item[1].encode() + (b"/" if item[0] == "40000" else b"")
-    return b"".join(b"%s %s\0%s" % (mode.encode(), name.encode(), bytes.fromhex(sha))
-                    for mode, name, sha in sorted(entries, key=order))
-
-
 def _versioned(root: Path) -> dict[str, list[int]]:
     """Identity of every file ctx versions, as it is on disk now."""
     out = {}
-    for name in ("RULES.md", ".gitignore", ".gitattributes", "config.json"):
+    for name in MANAGED_FILES:
         found = _stat(root / name)
         if found is not None:
             out[name] = found
@@ -214,9 +180,7 @@ def save_state(root: Path, head: str, root_tree: list[list[str]], memory_tree: l
              "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
     path = git / STATE
     path.parent.mkdir(exist_ok=True)
-    tmp = path.with_name(f".state.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(state).encode(), durable=False)  # lost, libgit2 looks next time
 
 
 def forget_state(root: Path) -> None:
@@ -230,7 +194,7 @@ def load_state(root: Path) -> dict | None:
         return None  # libgit2's way refuses it with a clear message
     try:
         state = json.loads((git / STATE).read_text())
-        if (git / "HEAD").read_text() != "ref: refs/heads/main\n":
+        if (git / "HEAD").read_text() != f"ref: {BRANCH_REF}\n":
             return None
         if head_id(root) != state["head"]:
             return None
@@ -238,7 +202,7 @@ def load_state(root: Path) -> dict | None:
             return None  # written by a ctx that did not record how to sign: libgit2 looks again
     except (OSError, ValueError, KeyError):
         return None
-    if any((git / name).exists() for name in ("index.lock", "MERGE_HEAD", "refs/heads/main.lock")):
+    if any((git / name).exists() for name in ("index.lock", "MERGE_HEAD", f"{BRANCH_REF}.lock")):
         return None
     if _stat(git / "index") != state["index"] or _stat(git / "config") != state["config"]:
         return None
@@ -328,9 +292,9 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     st = os.stat(root / store_path)
     if _identity(st)[0] != len(content):
         return None
-    ref = git / "refs" / "heads" / "main"  # a loose ref wins over packed-refs
+    ref = git / BRANCH_REF  # a loose ref wins over packed-refs
     ref.parent.mkdir(parents=True, exist_ok=True)
-    lock = ref.with_name("main.lock")
+    lock = ref.with_name(f"{BRANCH}.lock")
     begin_commit(git)
     fd = _make_lock(lock)
     if fd is None:
@@ -351,7 +315,7 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
         subject = message.split("\n", 1)[0]
         by_whom = f"{committer_name} <{committer_email}> {now} +0000"  # git logs the committer
         line = f"{state['head']} {commit} {by_whom}\tcommit: {subject}\n".encode()
-        for log in (git / "logs" / "HEAD", git / "logs" / "refs" / "heads" / "main"):
+        for log in (git / "logs" / "HEAD", git / "logs" / BRANCH_REF):
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "ab") as handle:
                 handle.write(line)

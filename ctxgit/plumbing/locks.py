@@ -28,9 +28,10 @@ from pathlib import Path
 from ctx import settings
 from ctx.errors import GitError, LockTimeout
 from ctx.storage.lock import wait_for_flock
+from ctxgit.gitfiles.layout import DIR
+from ctxgit.gitfiles.layout import REMOTE_LOCK as FLOCK
+from ctxgit.gitfiles.layout import REMOTE_OP as INTENT
 
-FLOCK = "ctx/remote.lock"
-INTENT = "ctx/remote-op"
 _FAILED_TO_LOCK = re.compile(r"failed to (?:lock|create locked) file '([^']+)'|'([^']+\.lock)': File exists")
 
 
@@ -54,7 +55,7 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
     A ``git`` child given the descriptor holds the flock until it exits, so a ctx
     killed while its git runs on leaves no window for recovery."""
     git = root / ".git"
-    (git / "ctx").mkdir(mode=0o700, exist_ok=True)
+    (git / DIR).mkdir(mode=0o700, exist_ok=True)
     fd = os.open(git / FLOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         seconds = settings.seconds("CTX_REMOTE_WAIT_SECONDS") if wait is None else wait

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctx import settings
-
-STATE = "ctx/loose-bytes"
+from ctxgit.gitfiles.layout import LOOSE_BYTES as STATE
 
 
 def loose_size(git_dir: Path, oid) -> int:

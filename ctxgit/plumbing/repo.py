@@ -9,7 +9,6 @@ them only with ``FROM_ENV``, which ctx never passes).
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,13 +19,17 @@ from pygit2.enums import FileStatus, RepositoryOpenFlag
 
 from ctx import settings
 from ctx.errors import CredentialRefused, GitError
-from hooks.unsafe_paths import IGNORE_LINES, forbidden
-
-BRANCH = "main"
-SYSTEM_NAME = "system"
-OPERATOR_NAME = "operator"
-EMAIL_DOMAIN = "ctx.invalid"
-MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
+from ctxgit.gitfiles.identity import (
+    EMAIL_DOMAIN,
+    OPERATOR_NAME,
+    SYSTEM_NAME,
+    author_identity,
+    clean,
+    identity_or_operator,
+    made_email,
+)
+from ctxgit.gitfiles.layout import MANAGED_FILES
+from hooks.unsafe_paths import forbidden
 
 T = TypeVar("T")
 
@@ -105,105 +108,12 @@ def clear_half_made(root: Path) -> bool:
     return True
 
 
-def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
-    """Open or create the repository (branch ``main``); returns it and the
-    files this call created or repaired (.gitignore), to commit with the next write."""
-    repo = open_repo(root)
-    if repo is None:
-        try:
-            repo = pygit2.init_repository(str(root), initial_head=BRANCH)
-        except pygit2.GitError as exc:
-            raise GitError(f"cannot create a repository in {root}: {exc}") from None
-        from hooks.install import install
-        install(root)
-    touched = []
-    if ensure_gitignore(root):
-        touched.append(".gitignore")
-    if ensure_gitattributes(root):
-        touched.append(".gitattributes")
-    ensure_merge_driver(repo)
-    return repo, touched
-
-
-ATTRIBUTES_LINE = "memory/*.json merge=ctx"
-
-
-def driver_command() -> str:
-    """``ctx merge-driver %O %A %B %P``, by this installation's ``ctx`` script when it has one."""
-    import shlex
-    import sys
-    script = Path(sys.executable).parent / "ctx"
-    program = shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m ctx"
-    return f"{program} merge-driver %O %A %B %P"
-
-
-def _driver_works(command: str) -> bool:
-    import shlex
-    try:
-        program = shlex.split(command)[0]
-    except (ValueError, IndexError):
-        return False
-    return "merge-driver" in command and os.access(program, os.X_OK)
-
-
-def ensure_gitattributes(root: Path) -> bool:
-    """Route store files through ctx's merge driver in a plain ``git merge``."""
-    return _ensure_lines(root / ".gitattributes", (ATTRIBUTES_LINE,))
-
-
-def ensure_merge_driver(repo: pygit2.Repository) -> None:
-    """git silently falls back to a line merge without the driver's config: keep it set."""
-    try:
-        config = repo.config
-        if "merge.ctx.name" not in config:
-            config["merge.ctx.name"] = "ctx entry-level merge of store files"
-        # set when missing or broken, never flipped between working installations
-        if "merge.ctx.driver" not in config or not _driver_works(str(config["merge.ctx.driver"] or "")):
-            config["merge.ctx.driver"] = driver_command()
-    except (pygit2.GitError, OSError):
-        pass
-
-
-def ensure_gitignore(root: Path) -> bool:
-    """Add the ignore lines ctx needs, keeping every other line; True if changed."""
-    return _ensure_lines(root / ".gitignore", IGNORE_LINES, "# ctx: local state that is never committed\n")
-
-
-def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "") -> bool:
-    """Append the ``lines`` a file lacks, keeping every other line; True if it changed."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    present = {line.strip() for line in text.splitlines()}
-    missing = [line for line in lines if line not in present]
-    if not missing:
-        return False
-    if text and not text.endswith("\n"):
-        text += "\n"
-    text = (text or header) + "".join(line + "\n" for line in missing)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return True
-
-
 # --- identities -------------------------------------------------------------------
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
-
-
-def _clean(text: str) -> str:
-    """git refuses '<', '>' and line breaks in a name or an email."""
-    return re.sub(r"[<>\x00-\x1f]+", " ", text).strip()
-
 
 def _signature(name: str, email: str) -> pygit2.Signature:
     # explicit time: libgit2's clock may lag Python's by a few ms, and a commit must
     # never be dated before the entry timestamp it records
-    return pygit2.Signature(_clean(name) or OPERATOR_NAME, _clean(email) or f"{OPERATOR_NAME}@{EMAIL_DOMAIN}",
-                            int(time.time()), 0)
+    return pygit2.Signature(*identity_or_operator(name, email), int(time.time()), 0)
 
 
 def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
@@ -221,7 +131,7 @@ def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
     name = (name or "").strip()
     if not name:
         return None
-    return name, (email or "").strip() or f"{_slug(name)}@{EMAIL_DOMAIN}"
+    return name, (email or "").strip() or made_email(name)
 
 
 def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
@@ -230,8 +140,7 @@ def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Sign
     Never fails: without a configured identity the operator is ``operator``.
     """
     if author:
-        email = settings.text("CTX_AUTHOR_EMAIL") or f"{_slug(author)}@{EMAIL_DOMAIN}"
-        return _signature(author, email)
+        return _signature(*author_identity(author, settings.text("CTX_AUTHOR_EMAIL")))
     name, email = machine_identity(repo) or (OPERATOR_NAME, f"{OPERATOR_NAME}@{EMAIL_DOMAIN}")
     return _signature(name, email)
 
@@ -242,7 +151,7 @@ def committer_signature(repo: pygit2.Repository, author: pygit2.Signature) -> py
     identity = machine_identity(repo)
     if identity is None:
         return author
-    return pygit2.Signature(_clean(identity[0]) or OPERATOR_NAME, _clean(identity[1]) or author.email,
+    return pygit2.Signature(clean(identity[0]) or OPERATOR_NAME, clean(identity[1]) or author.email,
                             author.time, author.offset)
 
 

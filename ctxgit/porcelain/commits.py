@@ -30,8 +30,8 @@ from ctx import model
 from ctx.errors import InvalidArgument, NotFound
 from ctx.model import Entry
 from ctx.storage.textlayout import read_entry
+from ctxgit.gitfiles.trailers import trailers
 from ctxgit.plumbing.repo import blob_data, open_repo
-from ctxgit.plumbing.trailers import trailers
 
 SINGLE_ENTRY_OPS = frozenset({"set", "amend", "supersede", "resolve", "basis", "delete", "send", "remind",
                               "review"})

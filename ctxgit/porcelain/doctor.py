@@ -18,11 +18,11 @@ from ctx.errors import GitError, StoreError
 from ctx.model import STORES
 from ctx.storage.files import incomplete_message, read_store
 from ctx.storage.lock import context_lock
+from ctxgit.gitfiles import waiting
 from ctxgit.plumbing import pack
 from ctxgit.plumbing.locks import stale_locks
 from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
 from ctxgit.recorder import broken_store
-from ctxgit.sync import waiting
 from hooks.unsafe_paths import IGNORE_LINES, forbidden
 
 LOOSE_WARN_BYTES = 64 * 1024 * 1024
@@ -75,7 +75,7 @@ def _lock_findings(repo) -> list[Finding]:
 
 def _signing_findings(root: Path, repo) -> list[Finding]:
     """With ``require-signed`` on, the commits of the history that no allowed signer signed."""
-    from ctxgit.plumbing.signing import history_problem, require_signed, untrusted_in_history
+    from ctxgit.guard.trust import history_problem, require_signed, untrusted_in_history
     try:
         if not require_signed(root):
             return []

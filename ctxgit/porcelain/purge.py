@@ -28,8 +28,9 @@ from ctx.model import json_text
 from ctx.storage.files import atomic_write
 from ctx.storage.lock import context_lock
 from ctx.storage.textlayout import read_entry, remove_entry, serialize
+from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing.gitenv import clean_git_env
-from ctxgit.plumbing.repo import BRANCH, create_signed, open_repo
+from ctxgit.plumbing.repo import create_signed, open_repo
 from ctxgit.plumbing.signing import signing_config
 
 
@@ -143,7 +144,7 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
         if first is None:
             raise NotFound(f"no entry {key!r} in {store!r} anywhere in the history")
         new_head = mapping[old_head]
-        repo.references.create(f"refs/heads/{BRANCH}", new_head, force=True)
+        repo.references.create(BRANCH_REF, new_head, force=True)
         # the file on disk and the index follow the rewritten HEAD
         disk = root / path
         if disk.exists():
@@ -171,7 +172,9 @@ def _prune(root: Path) -> bool:
         (root / ".git" / orig).unlink(missing_ok=True)
     env = clean_git_env()
     for args in (["reflog", "expire", "--expire=now", "--all"], ["gc", "--prune=now", "--quiet"]):
-        result = subprocess.run([git, "-C", str(root), *args], env=env, capture_output=True, text=True)
+        # stdin: never ctx's own (git's pack-objects reads revisions from it, whatever it holds)
+        result = subprocess.run([git, "-C", str(root), *args], env=env, capture_output=True, text=True,
+                                stdin=subprocess.DEVNULL)
         if result.returncode != 0:
             raise GitError(f"git {' '.join(args)}: {result.stderr.strip()}")
     return True

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-import zlib
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -52,8 +51,9 @@ if TYPE_CHECKING:
     from ctx.brief import Since
 
 from ctx.model import STORES
-from ctxgit.plumbing.refs import head_id
-from ctxgit.plumbing.trailers import trailers
+from ctxgit.gitfiles import objects
+from ctxgit.gitfiles.refs import head_id
+from ctxgit.gitfiles.trailers import trailers
 
 VERSION = "1"
 LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 takes over
@@ -98,7 +98,7 @@ def since_last_session(root: Path, author: str, limit: int = 10, write: bool = T
         return None
     name = author
     if not author or author != author.strip() or any(c in "<>" or c < " " for c in author):
-        from ctxgit.recorder import author_identity  # the name as ctx commits it (a plain one is as it is)
+        from ctxgit.gitfiles.identity import author_identity  # the name as ctx commits it
         name = author_identity(author)[0]
     limit = max(limit, 0)
     from ctx.storage.index import Index
@@ -372,26 +372,10 @@ def _loose_run(git: Path, head: str, tip: str | None) -> tuple[list[Row], bool] 
 
 def _read_loose(git: Path, oid: str) -> tuple[list[str], str, int, str] | None:
     """(parents, author name, author time, message) of a loose commit object."""
-    try:
-        data = zlib.decompress((git / "objects" / oid[:2] / oid[2:]).read_bytes())
-        header, _, body = data.partition(b"\0")
-        if not header.startswith(b"commit "):
-            return None
-        head, _, message = body.partition(b"\n\n")
-        parents: list[str] = []
-        author = None
-        for line in head.split(b"\n"):
-            if line.startswith(b"parent "):
-                parents.append(line[7:].decode("ascii"))
-            elif line.startswith(b"author "):
-                person = line[7:].decode("utf-8", "replace")
-                name, _, rest = person.partition("<")
-                author = (name.strip(), int(rest.rsplit(">", 1)[1].split()[0]))
-        if author is None:
-            return None
-        return parents, author[0], author[1], message.decode("utf-8", "replace")
-    except (OSError, zlib.error, ValueError, IndexError):
+    found = objects.read(git, oid)
+    if found is None or found[0] != b"commit":
         return None
+    return objects.commit_fields(found[1])
 
 
 def _walk(root: Path, head: str, tip: str | None) -> tuple[list[Row], bool] | None:

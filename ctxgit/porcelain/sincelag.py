@@ -15,12 +15,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ctxgit.gitfiles.layout import SINCE_LAG
+
 EVERY = 8
-NAME = "since-lag"  # in .git/ctx/: writes since the log was brought up to HEAD
 
 
 def _path(root: Path) -> Path:
-    return Path(root) / ".git" / "ctx" / NAME
+    return Path(root) / ".git" / SINCE_LAG
 
 
 def keep(root: Path, now: bool = False) -> None:

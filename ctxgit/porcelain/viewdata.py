@@ -46,7 +46,9 @@ from ctx.errors import CtxError
 from ctx.model import STORES, Entry, parse_ts
 from ctx.storage.textlayout import read_entry
 from ctx.view.data import Commit, Sync, Version, ViewData, mark_forced, subject_forced
-from ctxgit.plumbing.repo import BRANCH, open_repo
+from ctxgit.gitfiles.config import upstream
+from ctxgit.gitfiles.layout import BRANCH, tracking_ref
+from ctxgit.plumbing.repo import open_repo
 from ctxgit.porcelain.commits import (
     SINGLE_ENTRY_OPS,
     CommitInfo,
@@ -278,28 +280,25 @@ def _at_head(repo: pygit2.Repository, root: Path, head: pygit2.Commit, store: st
 
 
 def sync_state(repo: pygit2.Repository) -> Sync | None:
-    """The upstream (``branch.main.remote``, else origin, else the only remote): commits
-    ahead and behind its remote-tracking ref, and the last sync (as ``ctx sync`` recorded
-    it; else when that ref last moved, by a fetch or a push)."""
-    names = list(repo.remotes.names())
-    if not names:
-        return None
-    config = repo.config
-    upstream = config[f"branch.{BRANCH}.remote"] if f"branch.{BRANCH}.remote" in config else None
-    name = str(upstream or ("origin" if "origin" in names else names[0]))
-    merge = config[f"branch.{BRANCH}.merge"] if f"branch.{BRANCH}.merge" in config else None
-    branch = str(merge or f"refs/heads/{BRANCH}").removeprefix("refs/heads/")
-    ref = f"refs/remotes/{name}/{branch}"
+    """The remote ``ctx sync`` uses (``ctxgit/gitfiles/config.py``'s rule): commits ahead
+    and behind its remote-tracking ref, and the last sync (as ``ctx sync`` recorded it;
+    else when that ref last moved, by a fetch or a push). None without a remote; no
+    remote chosen (several, or a stale upstream): the problem, and nothing else."""
+    chosen = upstream(Path(repo.workdir or "."))
+    if chosen.remote is None:
+        return Sync(None, None, None, None, None, problem=chosen.problem) if chosen.remotes or chosen.stale else None
+    name = chosen.remote
+    ref = tracking_ref(name)
     if ref not in repo.references:
-        return Sync(name, branch, None, None, None)
+        return Sync(name, BRANCH, None, None, None)
     ahead, behind = repo.ahead_behind(repo.head.target, repo.references[ref].target)
     last, result = _last_sync(repo, ref)
-    return Sync(name, branch, ahead, behind, last, result)
+    return Sync(name, BRANCH, ahead, behind, last, result)
 
 
 def _last_sync(repo: pygit2.Repository, ref: str) -> tuple[datetime | None, str | None]:
     try:  # the record `ctx sync` keeps in .git/ctx/ (when there is one)
-        from ctxgit.sync.state import last as recorded
+        from ctxgit.gitfiles.syncrecord import last as recorded
         done = recorded(Path(repo.workdir or "."))
         if done and isinstance(done.get("time"), str):
             return parse_ts(done["time"]), str(done.get("result") or "") or None

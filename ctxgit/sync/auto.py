@@ -29,8 +29,10 @@ import os
 import sys
 from pathlib import Path
 
+from ctxgit.gitfiles import syncrecord
+from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF
 from ctxgit.sync import state
-from ctxgit.sync.trigger import LOCK, after_write, lock_path, running, spawn  # noqa: F401  (the trigger's)
+from ctxgit.sync.trigger import after_write, auto_remote, lock_path, running, spawn  # noqa: F401  (the trigger's)
 
 ROUNDS = 20                   # syncs one background run makes at most, writes arriving all along
 SYNC_TIMEOUT = 60.0           # the background sync's time, retries and git processes included
@@ -45,15 +47,15 @@ def enabled(root: Path) -> bool:
 
 def skip_reason(root: Path) -> str | None:
     """Why auto-sync must leave the repository alone now, or None."""
-    from ctxgit.sync import waiting
+    from ctxgit.gitfiles import waiting
     git = Path(root) / ".git"
     try:
         head = (git / "HEAD").read_text(encoding="utf-8").strip()
     except OSError:
         return "the context has no repository yet"
-    if head != "ref: refs/heads/main":
-        return ("HEAD is detached" if not head.startswith("ref: ") else f"HEAD is on {head[16:]}, not main") + \
-            ": auto-sync waits until main is checked out again (`git -C ROOT checkout main`)"
+    if head != f"ref: {BRANCH_REF}":
+        return ("HEAD is detached" if not head.startswith("ref: ") else f"HEAD is on {head[16:]}, not {BRANCH}") + \
+            f": auto-sync waits until {BRANCH} is checked out again (`git -C ROOT checkout {BRANCH}`)"
     found = waiting.read(root)
     if found is not None:
         return f"a merge with {found.label} waits: {found.next_step()}"
@@ -95,24 +97,24 @@ def _sync_while_ahead(root: Path) -> bool:
         if reason:
             state.log(root, f"auto-sync skipped: {reason}")
             return False
-        remote = state.upstream(root)
+        remote = auto_remote(root)
         if remote is None or state.in_step(root, remote):
             return True
         try:
             pulled, pushed = sync(_context(root), remote, SYNC_TIMEOUT, auto=True)
         except CtxError as exc:
             state.log(root, f"auto-sync failed: {exc}")
-            state.record(root, False, f"failed: {exc}", auto=True)
+            syncrecord.record(root, False, f"failed: {exc}", auto=True)
             return False
         if pulled.kind == "conflict":
             line = (f"{', '.join(pulled.text_conflicts)} changed on both sides on the same lines: "
                     "auto-sync never merges that; run `ctx sync` to merge it by hand")
             state.log(root, f"auto-sync stopped: {line}")
-            state.record(root, False, f"stopped: {line}", auto=True)
+            syncrecord.record(root, False, f"stopped: {line}", auto=True)
             return False
         line = describe(pulled, pushed)
         state.log(root, f"auto-sync: {line}")
-        state.record(root, True, line, auto=True)
+        syncrecord.record(root, True, line, auto=True)
         if pulled.received:  # into the since-log here, in the background, not in every ctx start's memory
             from ctxgit.porcelain import sincelag
             sincelag.keep(root, now=True)
@@ -131,7 +133,7 @@ def run(root: Path) -> None:
             ok = _sync_while_ahead(root)
         finally:
             os.close(fd)
-        remote = state.upstream(root)
+        remote = auto_remote(root)
         if not ok or remote is None or state.in_step(root, remote):
             return
 
@@ -142,10 +144,16 @@ def pull_first(root: Path) -> str | None:
     import time
     began = time.monotonic()  # the time allowed counts from here, loading git's modules included
     root = Path(root)
-    if not enabled(root) or not state.has_upstream(root):
+    if not enabled(root):
         return None
+    from ctxgit.gitfiles.config import upstream
+    chosen = upstream(root)
+    if chosen.configured is None:
+        return None  # no upstream yet: auto-sync starts after a first `ctx sync` or `ctx clone`
+    if chosen.remote is None:
+        return f"auto-sync did not pull ({chosen.problem}); showing the local context"
     from ctx.errors import CtxError
-    remote = state.upstream(root) or "the remote"
+    remote = chosen.remote
     reason = skip_reason(root)
     if reason:
         return f"auto-sync did not pull ({reason}); showing the local context"

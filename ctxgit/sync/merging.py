@@ -22,12 +22,13 @@ from ctx.errors import Conflict, NotFound
 from ctx.model import STORES
 from ctx.storage.files import StoreFile, atomic_write
 from ctx.storage.lock import context_lock
-from ctxgit.plumbing.repo import BRANCH, existing_repo
+from ctxgit.gitfiles import waiting
+from ctxgit.gitfiles.layout import BRANCH_REF
+from ctxgit.plumbing.repo import existing_repo
 from ctxgit.porcelain.commits import entries_at
-from ctxgit.sync import waiting
 from ctxgit.sync.treemerge import flatten, merge_trees
 
-LOCAL_REF = f"refs/heads/{BRANCH}"
+LOCAL_REF = BRANCH_REF
 
 
 @dataclass

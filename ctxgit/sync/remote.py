@@ -29,11 +29,15 @@ from ctx import progress
 from ctx.context import Context
 from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
 from ctx.storage.lock import context_lock, wait_for_flock
+from ctxgit.gitfiles import waiting
+from ctxgit.gitfiles.config import upstream
+from ctxgit.gitfiles.layout import BRANCH, tracking_ref
+from ctxgit.guard.install import ensure_repo
+from ctxgit.guard.trust import refuse_untrusted
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
-from ctxgit.plumbing.repo import BRANCH, ensure_repo, existing_repo
-from ctxgit.plumbing.signing import refuse_untrusted
+from ctxgit.plumbing.repo import existing_repo
 from ctxgit.recorder import recorder_for
-from ctxgit.sync import causes, transport, waiting
+from ctxgit.sync import causes, transport
 from ctxgit.sync.callbacks import Callbacks, bounded
 from ctxgit.sync.merging import (
     LOCAL_REF,
@@ -107,17 +111,12 @@ def _normalise_url(url: str) -> str:
 
 
 def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
-    names = [name_of(r) for r in repo.remotes]
-    if name is None:
-        config = repo.config
-        upstream = config[f"branch.{BRANCH}.remote"] if f"branch.{BRANCH}.remote" in config else None
-        name = upstream or ("origin" if "origin" in names else names[0] if len(names) == 1 else None)
-        if name is None:
-            raise InvalidArgument("no remote to use: add one with `ctx remote add NAME URL`"
-                                  if not names else f"several remotes ({', '.join(names)}): name one")
-    if name not in names:
-        raise NotFound(f"no remote named {name!r} (have: {', '.join(names) or 'none'})")
-    return repo.remotes[name]
+    """The remote ``name``, or with None the one ``ctxgit/gitfiles/config.py``'s rule picks."""
+    chosen = upstream(Path(repo.workdir), name)
+    if chosen.remote is None or chosen.remote not in [name_of(r) for r in repo.remotes]:
+        problem = chosen.problem or f"no remote named {chosen.remote!r}"
+        raise NotFound(problem) if name is not None else InvalidArgument(problem)
+    return repo.remotes[chosen.remote]
 
 
 def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | None = None,
@@ -161,7 +160,7 @@ def url_of(remote: pygit2.Remote) -> str:
 
 
 def remote_head(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
-    for ref in (f"refs/remotes/{name}/{BRANCH}",):
+    for ref in (tracking_ref(name),):
         if ref in repo.references:
             return repo.references[ref].peel(pygit2.Commit).id
     branches = [r for r in repo.references if r.startswith(f"refs/remotes/{name}/") and not r.endswith("/HEAD")]
@@ -234,7 +233,7 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
         else:
             _libgit2_push(ctx.root, remote, behind, deadline)
         try:
-            repo.references.create(f"refs/remotes/{name_of(remote)}/{BRANCH}", head, force=True)
+            repo.references.create(tracking_ref(name_of(remote)), head, force=True)
         except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
             lock = locked_file(str(exc))
             raise (lock_error(f"pushed to {name_of(remote)}, but", lock) if lock else

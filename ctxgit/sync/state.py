@@ -4,68 +4,42 @@ Everything here is this machine's own and lives in ``.git`` (never committed,
 never synced, so it can never conflict): ``.git/ctx/sync.json`` holds the
 last sync (when, how it ended, what it said), ``.git/ctx/sync.log`` what
 auto-sync did. The remote's position is the remote-tracking ref as of the
-last fetch (``FETCH_HEAD``'s time). The cheap readers (``upstream``,
+last fetch (``FETCH_HEAD``'s time). The cheap readers (the upstream,
 ``brief_line`` when in step) read plain files: ``ctx start`` stays fast.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
-from ctxgit.sync import waiting
-from ctxgit.sync.trigger import LOG, auto_sync_on, has_upstream, in_step, remotes, tracking_id, upstream  # noqa: F401
+from ctx.errors import CtxError
+from ctxgit.gitfiles import syncrecord, waiting
+from ctxgit.gitfiles.config import upstream
+from ctxgit.gitfiles.layout import SYNC_LOG
+from ctxgit.gitfiles.syncrecord import last
+from ctxgit.sync.trigger import auto_sync_on, in_step, tracking_id
 
-RECORD = "ctx/sync.json"
 LOG_BYTES = 256 * 1024  # the log keeps its newer half past this
 
 
 # --- the last sync, and the log ------------------------------------------------------------
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def record(root: Path, ok: bool, summary: str, auto: bool = False) -> None:
-    """Remember how the last sync (or pull, or push) ended; never fails the sync."""
-    git = Path(root) / ".git"
-    if not git.is_dir():
-        return
-    data = {"time": _now(), "ok": ok, "result": summary, "auto": auto}
-    try:
-        (git / "ctx").mkdir(mode=0o700, exist_ok=True)
-        temp = git / f"{RECORD}.{os.getpid()}.tmp"
-        temp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        os.replace(temp, git / RECORD)
-    except OSError:
-        pass
-
-
-def last(root: Path) -> dict | None:
-    try:
-        data = json.loads((Path(root) / ".git" / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def log(root: Path, line: str) -> None:
     """One line in ``.git/ctx/sync.log`` (what auto-sync did); the older half goes past 256 KB."""
-    path = Path(root) / ".git" / LOG
+    path = Path(root) / ".git" / SYNC_LOG
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         with open(path, "a", encoding="utf-8") as out:
-            out.write(f"{_now()} [{os.getpid()}] {line}\n")
+            out.write(f"{syncrecord.now()} [{os.getpid()}] {line}\n")
         if path.stat().st_size > LOG_BYTES:
             data = path.read_bytes()
             keep = data[len(data) // 2:]
             keep = keep[keep.find(b"\n") + 1:]
-            temp = path.with_name(f"sync.log.{os.getpid()}.tmp")
-            temp.write_bytes(keep)
-            os.replace(temp, path)
-    except OSError:
+            from ctx.storage.files import atomic_write
+            atomic_write(path, keep, durable=False)
+    except (OSError, CtxError):
         pass
 
 
@@ -118,12 +92,14 @@ def status(root: Path) -> dict:
     """``ctx status --json``."""
     from ctxgit.plumbing.repo import dirty_paths, open_repo
     root = Path(root)
-    remote = upstream(root)
+    chosen = upstream(root)
+    remote = chosen.remote
     counts = ahead_behind(root, remote) if remote else None
     record_ = last(root) or {}
     repo = open_repo(root)
     uncommitted = dirty_paths(repo) if repo is not None else []
-    return {"remote": remote, "ahead": counts[0] if counts else None,
+    return {"remote": remote, "remote_problem": chosen.problem,
+            "ahead": counts[0] if counts else None,
             "behind": counts[1] if counts else None,
             "last_sync": record_.get("time"), "last_sync_result": record_.get("result"),
             "auto_sync": auto_sync_on(root), "merge_in_progress": waiting.read(root) is not None,
@@ -137,9 +113,10 @@ def _commits(n: int) -> str:
 def brief_line(root: Path) -> str | None:
     """The sync state in a few words for the brief's header; None without a remote."""
     root = Path(root)
-    remote = upstream(root)
+    chosen = upstream(root)
+    remote = chosen.remote
     if remote is None:
-        return None
+        return None if not chosen.remotes and not chosen.stale else "no remote chosen: see `ctx status`"
     merge = waiting.read(root)
     if merge is not None:
         return f"a merge with {merge.label} waits ({merge.files()}): see `ctx status`"

@@ -16,73 +16,29 @@ import os
 import sys
 from pathlib import Path
 
-from ctxgit.plumbing.refs import head_id, ref_id
+from ctxgit.gitfiles.config import upstream
+from ctxgit.gitfiles.layout import AUTOSYNC_LOCK, MACHINE, SYNC_LOG, tracking_ref
+from ctxgit.gitfiles.refs import head_id, ref_id
 
-BRANCH = "main"
-LOCK = "ctx/autosync.lock"
-LOG = "ctx/sync.log"
 START_DELAY = 0.1  # seconds between a write and the start of the push it triggers
 _spawned: list[int] = []
 
 
-# --- .git/config, read as text -----------------------------------------------------
-
-def _config(root: Path) -> dict[str, dict[str, str]]:
-    """The sections of ``.git/config`` ("remote.origin", "branch.main") and their keys."""
-    try:
-        text = (Path(root) / ".git" / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
-    sections: dict[str, dict[str, str]] = {}
-    current: dict[str, str] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("[") and "]" in line:
-            head = line[1:line.index("]")].strip()
-            kind, _, sub = head.partition(" ")
-            name = kind.lower() + ("." + sub.strip().strip('"') if sub else "")
-            current = sections.setdefault(name, {})
-            continue
-        if current is not None and "=" in line:
-            key, _, value = line.partition("=")
-            current[key.strip().lower()] = value.strip().strip('"')
-    return sections
-
-
-def remotes(root: Path) -> list[str]:
-    return [name[len("remote."):] for name in _config(root) if name.startswith("remote.")]
-
-
-def upstream(root: Path) -> str | None:
-    """The remote a plain ``ctx sync`` uses: main's upstream, else origin, else the only one."""
-    config = _config(root)
-    names = [name[len("remote."):] for name in config if name.startswith("remote.")]
-    chosen = config.get(f"branch.{BRANCH}", {}).get("remote")
-    if chosen in names:
-        return chosen
-    if "origin" in names:
-        return "origin"
-    return names[0] if len(names) == 1 else None
-
-
-def has_upstream(root: Path) -> bool:
-    """True when main's upstream is set (the first push or clone sets it)."""
-    return bool(_config(root).get(f"branch.{BRANCH}", {}).get("remote"))
+def auto_remote(root: Path) -> str | None:
+    """The remote auto-sync pushes to: main's upstream, when it is set and names a remote
+    (``ctxgit/gitfiles/config.py``'s rule; auto-sync never guesses one)."""
+    chosen = upstream(root)
+    return chosen.remote if chosen.is_set else None
 
 
 def tracking_id(root: Path, remote: str) -> str | None:
-    return ref_id(Path(root), f"refs/remotes/{remote}/{BRANCH}")
+    return ref_id(Path(root), tracking_ref(remote))
 
 
 def in_step(root: Path, remote: str) -> bool:
     """True when main is where the remote was at the last fetch (nothing to push)."""
     head = head_id(Path(root))
     return head is not None and head == tracking_id(root, remote)
-
-
-MACHINE = "ctx/machine.json"  # ctx/features/config.py's per-machine keys (its MACHINE_NAME)
 
 
 def auto_sync_on(root: Path) -> bool:
@@ -102,7 +58,7 @@ def auto_sync_on(root: Path) -> bool:
 
 
 def lock_path(root: Path) -> Path:
-    return Path(root) / ".git" / LOCK
+    return Path(root) / ".git" / AUTOSYNC_LOCK
 
 
 def running(root: Path) -> bool:
@@ -125,9 +81,9 @@ def after_write(root: Path) -> bool:
     started. Never raises: a write's success never depends on it."""
     try:
         root = Path(root)
-        if not auto_sync_on(root) or not has_upstream(root):
+        if not auto_sync_on(root):
             return False
-        remote = upstream(root)
+        remote = auto_remote(root)
         if remote is None or in_step(root, remote) or running(root):
             return False
         spawn(root)
@@ -139,7 +95,7 @@ def after_write(root: Path) -> bool:
 def spawn(root: Path) -> int:
     """``python -m ctxgit.sync.auto ROOT``, detached: a session of its own, no terminal,
     stdin from /dev/null, stdout and stderr to the sync log."""
-    log = Path(root) / ".git" / LOG
+    log = Path(root) / ".git" / SYNC_LOG
     log.parent.mkdir(mode=0o700, exist_ok=True)
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from support.stores import make_entry, read_entries, snapshot, store_path
 from ctx.cli.app import ExitStatus, cli
+from support.stores import make_entry, read_entries, snapshot, store_path
 
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
 CORE_COMMANDS = ("init", "start", "brief", "get", "set", "amend", "supersede", "resolve",

@@ -22,7 +22,10 @@ def _click_command(name: str) -> tuple[click.Command, click.Context]:
     command: click.Command = cli
     for word in name.split():
         ctx = click.Context(command, info_name=word, parent=ctx) if command is not cli else ctx
-        command = command.get_command(ctx, word)
+        assert isinstance(command, click.Group)
+        found = command.get_command(ctx, word)
+        assert found is not None, word
+        command = found
         ctx = click.Context(command, info_name=word, parent=ctx)
     return command, ctx
 
@@ -37,7 +40,7 @@ def test_click_commands_are_the_table(command):
     arguments = [p for p in made.get_params(ctx) if isinstance(p, click.Argument)]
     assert [p.name for p in options] == [o.dest for o in command.options]
     assert [p.name for p in arguments] == [a.dest for a in command.args]
-    for param, opt in zip(options, command.options):
+    for param, opt in zip(options, command.options, strict=True):
         assert tuple(param.opts + param.secondary_opts) == opt.flags
         assert param.is_flag == (opt.kind == FLAG) and param.multiple == (opt.kind == MULTI)
         assert param.required == opt.required
@@ -45,7 +48,7 @@ def test_click_commands_are_the_table(command):
             tuple(getattr(param.type, "choices", ())) == opt.choices
         if opt.kind not in (FLAG, MULTI):
             assert param.default == opt.default
-    for param, arg in zip(arguments, command.args):
+    for param, arg in zip(arguments, command.args, strict=True):
         assert (param.nargs == -1) == (arg.kind == WORDS)
 
 
@@ -56,7 +59,8 @@ def test_the_fast_door_takes_the_everyday_commands():
 
 ARGS = [
     ["get", "k"], ["get", "k", "-v"], ["get", "k", "--json"], ["get", "k", "--all"], ["get", "k", "--all", "--json"],
-    ["get", "missing"], ["get", "k", "--store", "operator"], ["get", "k", "-s", "agent"], ["get", "k", "--store=operator"],
+    ["get", "missing"], ["get", "k", "--store", "operator"], ["get", "k", "-s", "agent"],
+    ["get", "k", "--store=operator"],
     ["get", "pref", "--store", "operator", "-v", "--json"],
     ["search", "value"], ["search", ""], ["search"], ["search", "VALUE", "--limit", "1"], ["search", "x", "--json"],
     ["search", "v", "--tag", "t1", "--tag", "t2"], ["search", "v", "--since", "2026-01-01"],

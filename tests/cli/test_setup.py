@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from support.stores import read_entries
-from ctx.errors import CredentialRefused, InvalidArgument
 from ctx.cli.questions import SetupAnswers, record_answers, run_setup
+from ctx.errors import CredentialRefused, InvalidArgument
 from support.gitutil import commit_count, message
+from support.stores import read_entries
 
 
 class Script:

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-import json
 import pytest
 
-from support.stores import make_entry, snapshot, store_path, write_store_file
 from ctx import summaries
 from ctx.brief import build_brief, render_brief
-from ctx.start import start_payload
-from ctx.display import excerpt
 from ctx.context import Context
+from ctx.display import excerpt
+from ctx.start import start_payload
 from ctx.summaries import list_summaries, newest_summary, next_summary_name, open_items
+from support.stores import make_entry, snapshot, store_path, write_store_file
 
-NOW = datetime(2026, 1, 12, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 12, 12, 0, 0, tzinfo=UTC)
 
 
 # --- excerpt ---------------------------------------------------------------------------------
@@ -352,7 +352,8 @@ def test_newest_summary_is_last_name_in_byte_order(root):
         _summary(root, name, f"## Open\n- FROM {name}\n", mtime)
     for stray in ("README.md", "notes_session.md", "zz_session.md", "2026-10-13a_session.md",
                   "2026-10-14.md", "2026-10-14_session.md.bak", "2099-12-31_session.txt",
-                  "2026-10-14_Session.md", "2026-10-14bb_session.md", "2026-10-14ab_session.md", "2026-1-14_session.md"):
+                  "2026-10-14_Session.md", "2026-10-14bb_session.md", "2026-10-14ab_session.md",
+                  "2026-1-14_session.md"):
         _summary(root, stray, "## Open\n- STRAY\n", 99999)
     (root / "sessions" / "2099-01-01_session.md").mkdir()      # a directory is not a summary
     assert newest_summary(root).name == "2026-10-13za_session.md"

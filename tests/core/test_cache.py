@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from support.stores import make_entry, store_path
 from ctx.brief import build_brief, render_brief
-from ctx.storage.index import Index, index_path
-from ctx.model import STORES, parse_ts
 from ctx.context import Context
+from ctx.model import STORES, parse_ts
 from ctx.results import Filters
+from ctx.storage.index import Index, index_path
+from support.stores import make_entry, store_path
 
 WORDS = ["alpha", "Beta", "gamma", "DELTA", "émigré", "naïve", "x", "decision", "upload", "proxy"]
 TAGS = ["a", "b", "decision", "directive", "preference", "constraint", "c d"]
@@ -70,7 +70,7 @@ def test_index_and_files_agree(root, run, seed):
         assert [(r.store, r.key, r.entry) for r in indexed.select(filters, pattern, limit)] == \
                [(r.store, r.key, r.entry) for r in parsed.select(filters, pattern, limit)]
     assert index_path(root).exists()
-    now = datetime(2026, 1, 5, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 5, tzinfo=UTC)
     assert render_brief(build_brief(indexed, now=now)) == render_brief(build_brief(parsed, now=now))
     for store in STORES:
         for key in list(json.loads(store_path(root, store).read_text())["entries"])[:10]:
@@ -139,9 +139,9 @@ def test_full_text_index_follows_outside_writes_and_reindex(root, run):
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
                                   pytest.param(2, marks=pytest.mark.slow)])
 def test_indexed_history_equals_walking_the_commits(root, run, seed):
+    from ctxgit.plumbing.repo import open_repo
     from ctxgit.porcelain.commits import walk_history
     from ctxgit.porcelain.history import history
-    from ctxgit.plumbing.repo import open_repo
     rng = random.Random(seed)
     keys = ["a", "b", "c"]
     for step in range(25):

@@ -6,7 +6,8 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctx.storage.textlayout import dumps
 
@@ -25,7 +26,7 @@ def test_the_same_text_as_json_dumps(value):
 
 @pytest.mark.parametrize("value", [
     {}, [], {"a": []}, {"a": {}}, [[[]]], -0.0, 1e300, 5e-324, math.inf, -math.inf, math.nan,
-    "ü\n\"\\\x00\u2028\U0001f600", {1: "int key", 1.5: "float key", True: "bool key", None: "null key"},
+    "ü\n\"\\\x00\u2028\U0001f600", {1: "int key", 1.5: "float key", True: "bool key", None: "null key"},  # noqa: F601
     (1, 2), {"entries": {"k": {"value": {"nested": [1, {"deeper": None}]}, "tags": ["a", "b"]}}},
 ])
 def test_edge_cases(value):

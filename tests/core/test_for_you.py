@@ -4,14 +4,14 @@ stand among the sections and in the budget, and what the other sections keep."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ctx.brief import build_brief, render_brief
 from ctx.context import Context
 from ctx.start import start_payload
 from support.stores import make_entry
 
-NOW = datetime(2026, 1, 12, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 12, 12, 0, 0, tzinfo=UTC)
 
 
 def _letter(n: int, to: str = "agent_one", sender: str = "Agent Two", **extra) -> tuple[str, dict]:

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from ctx import model
 from ctx.errors import InvalidArgument
-from ctx.model import (apply_basis, apply_set, apply_status, json_text, parse_ts, parse_value,
-                       strip_amend_notes, validate_key)
+from ctx.model import (
+    apply_basis,
+    apply_set,
+    apply_status,
+    json_text,
+    parse_ts,
+    parse_value,
+    strip_amend_notes,
+    validate_key,
+)
 
 MAX = 2**53 - 1
 T0 = "2026-01-01T00:00:00Z"
@@ -131,18 +139,18 @@ def test_value_text_is_the_string_itself_or_its_json_text():
 def test_now_is_rfc3339_utc_whole_seconds():
     stamp = model.now()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp)
-    assert abs(parse_ts(stamp) - datetime.now(timezone.utc)) < timedelta(seconds=5)
+    assert abs(parse_ts(stamp) - datetime.now(UTC)) < timedelta(seconds=5)
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("2026-10-13T09:41:07Z", datetime(2026, 10, 13, 9, 41, 7, tzinfo=timezone.utc)),
-    ("2026-10-13t09:41:07z", datetime(2026, 10, 13, 9, 41, 7, tzinfo=timezone.utc)),
-    ("2026-10-13T11:41:07+02:00", datetime(2026, 10, 13, 9, 41, 7, tzinfo=timezone.utc)),
-    ("2026-10-13T04:11:07-05:30", datetime(2026, 10, 13, 9, 41, 7, tzinfo=timezone.utc)),
-    ("2026-10-13T09:41:07.5Z", datetime(2026, 10, 13, 9, 41, 7, 500000, tzinfo=timezone.utc)),
-    ("2026-10-13T09:41:07.123456Z", datetime(2026, 10, 13, 9, 41, 7, 123456, tzinfo=timezone.utc)),
-    ("2026-10-13", datetime(2026, 10, 13, tzinfo=timezone.utc)),
-    ("  2026-10-13  ", datetime(2026, 10, 13, tzinfo=timezone.utc)),
+    ("2026-10-13T09:41:07Z", datetime(2026, 10, 13, 9, 41, 7, tzinfo=UTC)),
+    ("2026-10-13t09:41:07z", datetime(2026, 10, 13, 9, 41, 7, tzinfo=UTC)),
+    ("2026-10-13T11:41:07+02:00", datetime(2026, 10, 13, 9, 41, 7, tzinfo=UTC)),
+    ("2026-10-13T04:11:07-05:30", datetime(2026, 10, 13, 9, 41, 7, tzinfo=UTC)),
+    ("2026-10-13T09:41:07.5Z", datetime(2026, 10, 13, 9, 41, 7, 500000, tzinfo=UTC)),
+    ("2026-10-13T09:41:07.123456Z", datetime(2026, 10, 13, 9, 41, 7, 123456, tzinfo=UTC)),
+    ("2026-10-13", datetime(2026, 10, 13, tzinfo=UTC)),
+    ("  2026-10-13  ", datetime(2026, 10, 13, tzinfo=UTC)),
 ])
 def test_parse_ts_accepts_rfc3339_and_dates(text, expected):
     moment = parse_ts(text)

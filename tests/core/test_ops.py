@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from support.stores import make_entry, read_entries, store_path, write_store_file
 from ctx import settings
+from ctx.context import Context
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound
 from ctx.model import parse_ts
-from ctx.context import Context
 from ctx.results import Filters
+from support.stores import make_entry, read_entries, store_path, write_store_file
 
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
 PASSWORD = "password=" + "hunter2hunter2x"

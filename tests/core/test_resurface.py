@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -15,7 +15,7 @@ from ctx.errors import InvalidArgument
 from support.stores import make_entry
 
 TODAY = date(2026, 3, 10)
-NOW = datetime(2026, 3, 10, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_remind_then_review_grows_the_interval_and_caps_it(make_context, entries
         monkeypatch.setattr(resurface, "today", lambda d=days[-1]: d)
         resurface.review(ctx, "cert_renewal")
     stored = entries()["cert_renewal"]
-    intervals = [(b - a).days for a, b in zip(days, days[1:])]
+    intervals = [(b - a).days for a, b in zip(days, days[1:], strict=False)]
     assert intervals == [4, 10, 25, 30]  # 4, x2.5, x2.5, then the cap
     assert stored["last_review"] == days[-1].isoformat()
     assert resurface.stored_day(stored["due"]) - days[-1] == timedelta(days=30)

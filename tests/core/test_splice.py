@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 
-from ctx.storage.textlayout import splice
-from ctx.storage.textlayout import serialize
+from ctx.storage.textlayout import serialize, splice
 
 
 def _entry(rng: random.Random, i: int) -> dict:
     value = rng.choice(["plain", "ünïcödé ✓", 'quote " and \\ backslash', "line\nbreak", 7, None,
                         {"nested": {"deep": [1, 2, {"x": "y"}]}}, ["a", "b"], "", "    spaces  "])
-    entry = {"value": value, "source": "agent", "basis": "inferred", "scope": "global",
+    entry: dict[str, Any] = {"value": value, "source": "agent", "basis": "inferred", "scope": "global",
              "tags": rng.sample(["a", "b", "c"], rng.randint(0, 2)), "created": "2026-01-01T00:00:00Z",
              "timestamp": f"2026-01-01T00:00:{i % 60:02d}Z"}
     if rng.random() < 0.2:

@@ -46,7 +46,8 @@ def contexts(draw):
     summary = None
     if draw(st.booleans()):
         opened = "".join(f"- {draw(words)}\n" for _ in range(draw(st.integers(0, 20))))
-        summary = f"# Session\n\n**Agent:** A\n\n## Done\n- {draw(words)}\n\n## Open\n{opened}\n## Notes\n{draw(words)}\n"
+        summary = (f"# Session\n\n**Agent:** A\n\n## Done\n- {draw(words)}\n\n## Open\n{opened}\n"
+                   f"## Notes\n{draw(words)}\n")
     return rules, {"shared": shared}, summary
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from support.stores import make_entry, read_store_file, store_path, write_store_file
-from ctx.storage import files as store_mod
 from ctx.errors import ContextRootError, LockTimeout, StoreError
+from ctx.storage import files as store_mod
 from ctx.storage.files import atomic_write, parse_store, read_store
-from ctx.storage.textlayout import serialize
 from ctx.storage.lock import context_lock
+from ctx.storage.textlayout import serialize
+from support.stores import make_entry, read_store_file, store_path, write_store_file
 
 
 def _mode(path: Path) -> int:
@@ -42,6 +42,20 @@ def test_atomic_write_leaves_no_temp_file_and_mode_0600(tmp_path):
     assert target.read_bytes() == b"new content"
     assert os.listdir(tmp_path) == ["shared.json"]
     assert _mode(target) == 0o600
+
+
+def test_atomic_write_gives_the_mode_asked_and_syncs_only_when_durable(tmp_path, monkeypatch):
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    target = tmp_path / "hook"
+    atomic_write(target, b"#!/bin/sh\n", mode=0o700)
+    assert _mode(target) == 0o700 and os.listdir(tmp_path) == ["hook"]
+    synced: list[int] = []
+    monkeypatch.setattr(store_mod.os, "fsync", lambda fd: synced.append(fd))
+    atomic_write(tmp_path / "cache", b"x", durable=False)
+    assert synced == [] and (tmp_path / "cache").read_bytes() == b"x"
+    atomic_write(tmp_path / "store", b"y")
+    assert len(synced) == 2  # the file, then its folder
 
 
 def test_atomic_write_failure_keeps_old_file_and_removes_temp(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ test_splice.py.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -59,7 +60,7 @@ def _without(data: dict, key: str) -> dict:
 
 
 def _data(keys=KEYS, **top) -> dict:
-    values = ["x", "ü ✓", 'a "quoted" \\ value\nwith a line', {"nested": {"deep": [1, {}]}}, [], None, 7]
+    values: list[Any] = ["x", "ü ✓", 'a "quoted" \\ value\nwith a line', {"nested": {"deep": [1, {}]}}, [], None, 7]
     return _store({key: _entry(values[i % len(values)], **({"x_extra": {}} if i % 3 else {}))
                    for i, key in enumerate(keys)}, **top)
 

@@ -4,18 +4,18 @@ changes nothing; durations; unreadable timestamps are never deleted."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from support.stores import make_entry, read_entries, snapshot
-from ctx.features.cleanup import parse_duration
 from ctx.errors import InvalidArgument
+from ctx.features.cleanup import parse_duration
 from support.gitutil import commit_count, message, subject
+from support.stores import make_entry, read_entries, snapshot
 
 
 def ago(**delta) -> str:
-    return (datetime.now(timezone.utc) - timedelta(**delta)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (datetime.now(UTC) - timedelta(**delta)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def ok(result):

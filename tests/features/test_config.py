@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ctx.features.config import check_store_policy, get_value
 from ctx.errors import InvalidArgument, StoreError
+from ctx.features.config import check_store_policy, get_value
 from support.gitutil import commit_count, message, subject, tree_paths
 
 

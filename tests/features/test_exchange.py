@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from support.stores import make_entry, read_entries, read_store_file, snapshot
 from support.gitutil import commit_count, message, subject
+from support.stores import make_entry, read_entries, read_store_file, snapshot
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8" * 2 + "i9J0"
 

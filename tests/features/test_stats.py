@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from support.stores import make_entry, snapshot
 from support.gitutil import commit_count, git_out
+from support.stores import make_entry, snapshot
 
 
 def ok(result):

@@ -8,10 +8,9 @@ import stat
 
 import pytest
 
-from support.stores import snapshot
-from ctx.summaries import SUMMARY_NAME, newest_summary
-from ctx.summaries import today
+from ctx.summaries import SUMMARY_NAME, newest_summary, today
 from support.gitutil import commit_count, message, subject
+from support.stores import snapshot
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8" * 2 + "i9J0"
 BODY = "## Done\n- Fixed the upload (result_upload_fix)\n\n## Open\n- Progress bar for uploads\n"

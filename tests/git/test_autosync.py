@@ -13,6 +13,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,10 +21,18 @@ from pathlib import Path
 import pytest
 
 from ctx import progress
-from ctxgit.sync import auto, state, trigger
+from ctxgit.gitfiles.layout import AUTOSYNC_LOCK
+from ctxgit.sync import auto, trigger
 from support.gitutil import wait_for
-from support.syncutil import (Machine, assert_converged, bare_head, clone_machine, make_bare, network,
-                              sync_until_converged)
+from support.syncutil import (
+    Machine,
+    assert_converged,
+    bare_head,
+    clone_machine,
+    make_bare,
+    network,
+    sync_until_converged,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +65,7 @@ def test_status_in_each_state(tmp_path):
     m = Machine(tmp_path / "solo", "Solo")
     m.ok("set", "k", "v")
     alone = status(m)
+    assert alone.pop("remote_problem").startswith("no remote to use: add one")
     assert alone == {"remote": None, "ahead": None, "behind": None, "last_sync": None,
                      "last_sync_result": None, "auto_sync": False, "merge_in_progress": False,
                      "uncommitted": []}
@@ -146,7 +156,7 @@ def test_a_running_background_push_is_not_doubled(tmp_path, monkeypatch):
     a.ok("config", "sync-auto", "true")
     started = []
     monkeypatch.setattr(trigger, "spawn", lambda root: started.append(root) or 1)
-    lock = a.root / ".git" / auto.LOCK
+    lock = a.root / ".git" / AUTOSYNC_LOCK
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a background push runs
     try:
@@ -205,7 +215,7 @@ def test_auto_sync_skips_with_a_reason(tmp_path, why):
     head = b.head()
     auto.run(b.root)
     assert b.head() == head
-    assert f"auto-sync skipped: " in (b.root / ".git" / "ctx" / "sync.log").read_text()
+    assert "auto-sync skipped: " in (b.root / ".git" / "ctx" / "sync.log").read_text()
 
 
 def test_start_and_brief_pull_first(tmp_path):
@@ -274,7 +284,7 @@ def test_the_progress_line_appears_on_a_terminal_after_a_while_and_is_erased(mon
 def _run(machine: Machine, *args: str, env: dict | None = None, timeout: float = 120
          ) -> subprocess.CompletedProcess:
     full = dict(os.environ, **machine.env, **(env or {}))
-    return subprocess.run([str(Path(os.sys.executable).parent / "ctx"), *args], env=full,
+    return subprocess.run([str(Path(sys.executable).parent / "ctx"), *args], env=full,
                           capture_output=True, text=True, timeout=timeout)
 
 

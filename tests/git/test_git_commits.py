@@ -6,9 +6,9 @@ writers, the lock file, ``ctx doctor`` and background packing."""
 from __future__ import annotations
 
 import json
-import shutil
 import os
 import random
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,11 +16,32 @@ from pathlib import Path
 
 import pytest
 
-from support.stores import make_entry, snapshot, store_path, write_store_file
-from support.gitutil import (author, changed_paths, has_commits, commit_count, commit_details, commit_ids, committer,
-                     disk_paths, fsck, git, git_out, log_rows, loose_objects, message, parents,
-                     run_ctx, show_file, status_lines, subject, trailers, tree_paths, wait_for)
 from hooks.unsafe_paths import IGNORE_LINES, forbidden
+from support.gitutil import (
+    author,
+    changed_paths,
+    commit_count,
+    commit_details,
+    commit_ids,
+    committer,
+    disk_paths,
+    fsck,
+    git,
+    git_out,
+    has_commits,
+    log_rows,
+    loose_objects,
+    message,
+    parents,
+    run_ctx,
+    show_file,
+    status_lines,
+    subject,
+    trailers,
+    tree_paths,
+    wait_for,
+)
+from support.stores import make_entry, snapshot, store_path, write_store_file
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8" * 2 + "i9J0"  # a GitHub token's shape: ghp_ and 36 characters
 OP_TRAILER = "Ctx-Operation"
@@ -619,7 +640,7 @@ def test_concurrent_writers_lose_nothing_and_keep_history_linear(run, root, tmp_
     assert ids[90:] == start
     # linear: every commit has at most one parent, each the previous commit
     lines = git_out(root, "rev-list", "--parents", "HEAD").splitlines()
-    for line, older in zip(lines, lines[1:] + [""]):
+    for line, older in zip(lines, lines[1:] + [""], strict=True):
         own = line.split()
         assert len(own) <= 2
         if len(own) == 2:
@@ -653,8 +674,8 @@ def test_concurrent_writers_lose_nothing_and_keep_history_linear(run, root, tmp_
 @pytest.mark.slow
 def test_lock_is_never_committed_across_a_random_sequence(make_context, root):
     from ctx.errors import CtxError
-    from ctxgit.porcelain.doctor import examine
     from ctxgit.plumbing.repo import is_managed
+    from ctxgit.porcelain.doctor import examine
     from ctxgit.porcelain.revert import revert
     rnd = random.Random(20261130)
     authors = [None, "Agent One", "Agent Two"]
@@ -927,8 +948,8 @@ def test_a_write_past_the_threshold_packs_in_the_background(run, root):
     head = commit_ids(root)[0]
 
     def packed() -> bool:
-        return (not (root / ".git" / "gc.pid").exists() and list(pack_dir.glob("*.pack"))
-                and head not in loose_objects(root))
+        return bool(not (root / ".git" / "gc.pid").exists() and list(pack_dir.glob("*.pack"))
+                    and head not in loose_objects(root))
     assert wait_for(packed, timeout=10), loose_objects(root)
     reachable = {line.split()[0]
                  for line in git_out(root, "rev-list", "--objects", "HEAD").splitlines()}

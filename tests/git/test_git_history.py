@@ -7,15 +7,28 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from support.gitutil import (
+    CTX_EXE,
+    author,
+    changed_paths,
+    commit_count,
+    commit_ids,
+    git_env,
+    git_out,
+    message,
+    run_ctx,
+    show_file,
+    sleep_to_next_second,
+    status_lines,
+    subject,
+    trailers,
+)
 from support.stores import make_entry, snapshot, store_path
-from support.gitutil import (CTX_EXE, author, changed_paths, commit_count, commit_ids, git_env,
-                     git_out, message, run_ctx, show_file, sleep_to_next_second, status_lines,
-                     subject, trailers)
 
 STEPS = [  # name, command, author
     ("init", ["init"], None),
@@ -99,7 +112,7 @@ def test_history_cli_human(run, timeline):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert len(lines) == 5
-    for line, name in zip(lines, K_VERSIONS):
+    for line, name in zip(lines, K_VERSIONS, strict=False):
         assert line.startswith(short(timeline[name]) + "  ")
     assert "Agent Two" in lines[0] and "created" in lines[0] and lines[0].endswith("born again")
     assert "Agent One" in lines[1] and lines[1].endswith("deleted")
@@ -210,7 +223,7 @@ def test_log_library_and_cli(run, root, timeline):
     assert rows[-1].subject == "init: context root"
     human = run("log").stdout.splitlines()
     assert len(human) == len(STEPS)
-    for line, commit in zip(human, commit_ids(root)):
+    for line, commit in zip(human, commit_ids(root), strict=False):
         assert line.startswith(short(commit) + "  ")
         assert line.endswith(subject(root, commit))
     assert "Agent Two" in human[0] and "operator" in human[-1]
@@ -380,7 +393,7 @@ def test_get_at_log_since_and_diff_since_by_time(run, root):
     assert t_late > t_early
 
     def stamp(seconds: int) -> str:
-        return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def value(at: str) -> str:
         result = run("get", "k", "--at", at, "--json")

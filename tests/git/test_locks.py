@@ -19,7 +19,8 @@ def _git(tmp_path):
 
 
 @pytest.mark.parametrize("text, lock", [
-    ("failed to lock file '/r/.git/refs/remotes/origin/main.lock' for writing: ", "/r/.git/refs/remotes/origin/main.lock"),
+    ("failed to lock file '/r/.git/refs/remotes/origin/main.lock' for writing: ",
+     "/r/.git/refs/remotes/origin/main.lock"),
     ("failed to create locked file '/r/HEAD.lock': File exists", "/r/HEAD.lock"),
     ("remote rejected: non-fast-forward", None),
 ])

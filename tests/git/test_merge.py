@@ -307,7 +307,7 @@ def _random_store(rnd: random.Random, base: dict[str, Any] | None) -> dict[str, 
         new = _random_change(rnd, e)
         if new is not None:
             entries[key] = new
-    for n in range(rnd.randint(0, 3)):
+    for _ in range(rnd.randint(0, 3)):
         entries[rnd.choice(["new_a", "new_b", "new_c", "new_d"])] = _random_entry(rnd)
     return store(entries, last_updated=rnd.choice(STAMPS))
 
@@ -486,7 +486,7 @@ def repo(tmp_path: Path) -> pygit2.Repository:
 
 def tree(repo: pygit2.Repository, files: dict[str, bytes | str]) -> pygit2.Tree:
     data = {p: (v.encode() if isinstance(v, str) else v) for p, v in files.items()}
-    return repo[build_tree(repo, data)]
+    return repo[build_tree(repo, data)].peel(pygit2.Tree)
 
 
 SUMMARY = "sessions/2025-03-04_session.md"
@@ -580,9 +580,9 @@ def _tree_with_link(repo: pygit2.Repository, path: str, target: str = "../RULES.
     directory, name = path.split("/")
     sub = repo.TreeBuilder()
     sub.insert(name, repo.create_blob(target.encode()), FileMode.LINK)
-    top = repo.TreeBuilder(repo[base_id])
+    top = repo.TreeBuilder(repo[base_id].peel(pygit2.Tree))
     top.insert(directory, sub.write(), FileMode.TREE)
-    return repo[top.write()]
+    return repo[top.write()].peel(pygit2.Tree)
 
 
 @pytest.mark.parametrize("path", ["memory/shared.json", SUMMARY])

@@ -370,7 +370,7 @@ def test_require_signed_refuses_unsigned_and_wrongly_signed_remote_commits(tmp_p
     import pygit2
 
     from ctx.errors import Conflict
-    from ctxgit.plumbing.signing import incoming, refuse_untrusted, untrusted_commits
+    from ctxgit.guard.trust import incoming, refuse_untrusted, untrusted_commits
     olive, mallory, allowed = keys
     bare, (one, two) = network(tmp_path, "Agent One", "Agent Two")
     identity(one.root)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from ctx.storage.index import index_path
+from ctxgit.gitfiles.layout import SINCE_LAG
 from ctxgit.porcelain import since as since_module
 from ctxgit.porcelain.since import since_last_session
 from support.gitutil import commit_ids
@@ -296,7 +297,7 @@ def test_stored_in_memory_and_stale_answers_agree(root, write):
     whole history read in memory give one answer, for every author and bound."""
     import random
 
-    from ctxgit.plumbing.refs import head_id
+    from ctxgit.gitfiles.refs import head_id
     rng = random.Random(3)
     keys = ["k1", "k2", "k3", "k4", "k5"]
     live: set[str] = set()
@@ -388,7 +389,7 @@ def test_the_lag_count_starts_again_when_the_log_is_at_head(tmp_path):
     assert sincelag.due(tmp_path)  # no count: bring the log up
     sincelag.reset(tmp_path)
     assert [sincelag.due(tmp_path) for _ in range(sincelag.EVERY)] == [False] * (sincelag.EVERY - 1) + [True]
-    (tmp_path / ".git" / "ctx" / sincelag.NAME).write_text("garbled")
+    (tmp_path / ".git" / SINCE_LAG).write_text("garbled")
     assert sincelag.due(tmp_path)
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -22,13 +22,27 @@ import pygit2
 import pytest
 
 import ctxgit.sync.remote as sync_module
-from ctxgit.sync.transport import Behind
 from ctx.context import Context
 from ctxgit.recorder import recorder_for
+from ctxgit.sync.transport import Behind
 from support.gitutil import fsck, trailers
-from support.syncutil import (Machine, assert_converged, bare_head, clone_machine, commit_message,
-                      commit_parents, deadline, entry, make_bare, network, plain_clone,
-                      plain_commit_and_push, sync_round, sync_until_converged, ts)
+from support.syncutil import (
+    Machine,
+    assert_converged,
+    bare_head,
+    clone_machine,
+    commit_message,
+    commit_parents,
+    deadline,
+    entry,
+    make_bare,
+    network,
+    plain_clone,
+    plain_commit_and_push,
+    sync_round,
+    sync_until_converged,
+    ts,
+)
 
 STORES = ("operator", "shared", "agent")
 
@@ -470,7 +484,7 @@ def test_three_machines_in_a_ring_converge(tmp_path):
     b.put({"plan": entry("plan from B", ts(5))})
     c.put({"plan": entry("plan from C", ts(4))})
     machines = [a, b, c]
-    for rounds in range(1, 6):
+    for _ in range(1, 6):
         for machine, remotes in ring:
             for name in remotes:
                 machine.ok("sync", name)
@@ -844,7 +858,7 @@ def test_sync_gives_up_when_the_remote_keeps_moving_for_its_whole_timeout(tmp_pa
     assert result.exit_code == 4, result.stderr
     assert "kept moving" in result.stderr and "--timeout" in result.stderr
     assert len(pushes) >= 4 and 1.5 <= took < 5, (len(pushes), took)  # bounded by time, not by a count
-    gaps = [later - earlier for earlier, later in zip(pushes, pushes[1:])]
+    gaps = [later - earlier for earlier, later in zip(pushes, pushes[1:], strict=False)]
     assert len(set(round(g, 3) for g in gaps)) > 1  # paused between tries, and not all alike
 
 

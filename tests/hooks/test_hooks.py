@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -18,13 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from support.stores import make_entry, snapshot, store_path, write_store_file
-from support.gitutil import commit_count, commit_ids, fsck, git, git_out, tree_paths
-from support.hookutil import (SAMPLES, ctx_scan_exe, in_prose, manual_commit, secret_body,
-                      shows_part)
 from ctx.credentials import RULES
 from hooks import scanner as hook_scan
 from hooks.install import MARKER, hook_text
+from support.gitutil import commit_count, commit_ids, fsck, git, git_out, tree_paths
+from support.hookutil import SAMPLES, ctx_scan_exe, in_prose, manual_commit, secret_body, shows_part
+from support.stores import make_entry, snapshot, store_path, write_store_file
 
 RULE_IDS = [r.id for r in RULES]
 DESCRIPTION = {r.id: r.description for r in RULES}

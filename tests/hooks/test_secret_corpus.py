@@ -24,7 +24,8 @@ from support.hookutil import (
 
 
 def _refused_by_its_rule(form: str) -> tuple[list[str], list[str]]:
-    caught, missed = [], []
+    caught: list[str] = []
+    missed: list[str] = []
     for rule in PREFIXED:
         text = FORMS[form](rule, SAMPLES[rule])
         (caught if rule in {f.rule for f in scan(text)} else missed).append(rule)

@@ -136,7 +136,7 @@ def negative(rule: str) -> str:
     placeholder, a fixture of zeros)."""
     sample = SAMPLES[rule]
     low = sample.lower()
-    keep = set()
+    keep: set[int] = set()
     for word in BY_ID[rule].keywords:
         for found in re.finditer(re.escape(word), low):
             keep.update(range(found.start(), found.end()))

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ def claude(tmp_path_factory) -> str:
 
 def _events(blocks: list[dict], stop: str) -> bytes:
     """A Messages API stream (server-sent events) of ``blocks``."""
-    events = [("message_start", {"type": "message_start", "message": {
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
         "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})]
     for i, block in enumerate(blocks):

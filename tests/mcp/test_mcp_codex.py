@@ -24,6 +24,7 @@ import os
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def _stream(number: int, item: dict) -> bytes:
         added, deltas = {**item, "arguments": ""}, []
     usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
              "total_tokens": 2}
-    events = [{"type": "response.created", "response": {"id": rid}},
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": {"id": rid}},
               {"type": "response.output_item.added", "output_index": 0, "item": added}, *deltas,
               {"type": "response.output_item.done", "output_index": 0, "item": item},
               {"type": "response.completed", "response": {"id": rid, "usage": usage}}]

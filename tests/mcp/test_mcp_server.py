@@ -14,13 +14,14 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from ctx.cli.mcp.tools import TOOL_COMMANDS, build
+from ctx.cli.mcp.tools import build, tool_commands
 from ctx.cli.table import find
 from support.gitutil import commit_count, git, git_out, log_rows, run_ctx
 from support.mcputil import connect, serve, text, wire
 
 pytestmark = pytest.mark.slow
 
+TOOL_COMMANDS = tuple(c.name for c in tool_commands())
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
 
 

@@ -11,12 +11,24 @@ import sys
 
 import pytest
 
-from ctx.cli.mcp.tools import CLI_ONLY, JSON_DEST, TOOL_COMMANDS, build, has_remote, structured, tool_name, tools
-from ctx.cli.params import FLAG, INT, MULTI, WORDS
+from ctx.cli.mcp.tools import JSON_DEST, build, has_remote, structured, tool_commands, tool_name, tools
+from ctx.cli.params import FILTERS, FLAG, INT, MULTI, WORDS
 from ctx.cli.run import handler_of
 from ctx.cli.table import commands, find
 from ctx.errors import InvalidArgument
 from ctx.model import BASES, STORES
+
+TOOL_COMMANDS = tuple(c.name for c in tool_commands())
+
+
+def taken(command) -> set[str]:
+    """The parameters ``command``'s handler takes by name; one that takes ``**given`` gets
+    the filter options (``ctx/cli/commands/entries.filters``)."""
+    parameters = inspect.signature(handler_of(command)).parameters
+    names = {p for p, v in parameters.items() if v.kind is not v.VAR_KEYWORD} - {"run"}
+    if any(v.kind is v.VAR_KEYWORD for v in parameters.values()):
+        names |= {o.dest for o in FILTERS}
+    return names
 
 TYPES = {FLAG: "boolean", INT: "integer", MULTI: "array", WORDS: "string", "text": "string"}
 
@@ -24,10 +36,30 @@ TYPES = {FLAG: "boolean", INT: "integer", MULTI: "array", WORDS: "string", "text
 def test_one_tool_per_command_named_as_the_command():
     names = [t.name for t in tools()]
     assert names == ["start", "brief", "get", "set", "amend", "supersede", "resolve", "basis", "delete",
-                     "search", "list", "history", "log", "diff", "summary_new", "send", "inbox", "handoff",
-                     "remind", "review", "sync"]
+                     "search", "list", "send", "inbox", "handoff", "remind", "review", "history", "log",
+                     "diff", "summary_new", "sync"]
     assert [t.name for t in tools(with_remote=False)] == names[:-1]
     assert all(find(name) for name in TOOL_COMMANDS)
+
+
+def test_what_a_command_does_is_in_its_row():
+    """The rows say which commands reach a remote, pull, are slow, start no auto-sync
+    push, and read stdin: the front door and the MCP server read only that."""
+    rows = {c.name: c for c in commands()}
+    assert {n for n, c in rows.items() if c.network} == {"sync", "pull", "push", "clone"}
+    assert {n for n, c in rows.items() if c.pulls} == {"sync", "pull"}
+    assert {n for n, c in rows.items() if c.slow} == {"sync", "clone", "pull", "push", "purge", "scan", "reindex"}
+    no_push = {n for n, c in rows.items() if not c.reads and not c.auto_sync}
+    assert {"sync", "pull", "push", "clone", "purge", "mcp", "wire", "merge-driver", "remote add"} <= no_push
+    assert all(c.auto_sync for n, c in rows.items() if n in ("set", "delete", "summary new", "config"))
+    stdin = rows["summary new"].stdin
+    assert stdin is not None and stdin.option in [o.dest for o in rows["summary new"].options]
+    assert [n for n, c in rows.items() if c.stdin is not None] == ["summary new"]
+    for name, row in rows.items():  # every handler is found, and takes the row's parameters
+        if row.handler is None:
+            assert row.group, name
+            continue
+        assert taken(row) == set(row.defaults()), name
 
 
 @pytest.mark.parametrize("name", TOOL_COMMANDS)
@@ -38,7 +70,7 @@ def test_each_schema_is_the_table_row(name):
     props = schema["properties"]
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     expected = [a.dest for a in command.args] + [o.dest for o in command.options
-                                                 if o.dest != JSON_DEST and o.dest not in CLI_ONLY.get(name, {})]
+                                                 if o.dest != JSON_DEST and o.dest != "from_stdin" and not o.cli_only]
     if name == "summary new":
         expected.append("text")
     assert list(props) == expected
@@ -123,8 +155,7 @@ def test_values_are_exactly_the_handlers_parameters(name):
         prop = tool.input_schema()["properties"][dest]
         arguments[dest] = prop["enum"][0] if "enum" in prop else sample[prop["type"]]
     values, _ = tool.values(arguments)
-    wanted = [p for p in inspect.signature(handler_of(command)).parameters if p != "run"]
-    assert sorted(values) == sorted(wanted)
+    assert set(values) == taken(command)
     if any(o.dest == JSON_DEST for o in command.options):
         assert values[JSON_DEST] is False
 
@@ -178,7 +209,8 @@ def test_has_remote_reads_the_repository_config(tmp_path):
 
 def test_mcp_is_a_row_of_the_table_with_its_author_option():
     command = find("mcp")
-    assert command.handler == "mcp:serve" and [o.dest for o in command.options] == ["author"]
+    from ctx.cli.commands import mcp
+    assert handler_of(command) is mcp.serve and [o.dest for o in command.options] == ["author"]
     assert "mcp" not in TOOL_COMMANDS and all(c.name != "mcp" or not c.fast for c in commands())
 
 

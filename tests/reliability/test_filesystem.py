@@ -77,7 +77,7 @@ def _read_only_runner():
 
 
 def _chmod_tree(path: Path, writable: bool) -> None:
-    for d, dirs, files in os.walk(path):
+    for d, _dirs, files in os.walk(path):
         for name in files:
             p = Path(d) / name
             if not p.is_symlink():

@@ -144,7 +144,7 @@ def _expected_value(text: str):
     return text
 
 
-ARG_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+ARG_CHARS = st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")
 WORD = st.text(ARG_CHARS, min_size=1, max_size=12)
 JSON_WORDS = st.builds(lambda v: [json.dumps(v, ensure_ascii=False)], JSON_VALUES)
 NUMBER_WORDS = st.builds(lambda n: [str(n)], st.integers(min_value=-2**60, max_value=2**60))

@@ -12,8 +12,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 # git variables that point git at another repository, index or object store
 REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
@@ -29,15 +29,34 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None
-        ) -> subprocess.CompletedProcess:
-    """``git -C repo ARGS`` with a clean environment; raises on failure when ``check``."""
-    done = subprocess.run(["git", "-C", str(repo), *args], env=git_env(env),
-                          capture_output=True, text=True)
+def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+        text: bool = True) -> subprocess.CompletedProcess:
+    """``git -C repo ARGS`` with a clean environment (any owner's repository is safe: a
+    test may inspect one another user made); raises on failure when ``check``.
+    ``text``: False gives stdout and stderr as bytes."""
+    done = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(repo), *args], env=git_env(env),
+                          capture_output=True, text=text)
     if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}):\n"
-                             f"{done.stdout}\n{done.stderr}")
+        out, err = (done.stdout, done.stderr) if text else (_decode(done.stdout), _decode(done.stderr))
+        raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}):\n{out}\n{err}")
     return done
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "backslashreplace")
+
+
+def head(repo: Path) -> str | None:
+    """HEAD's commit id, or None (no repository, or no commit yet)."""
+    done = git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    return done.stdout.strip() or None
+
+
+def make_bare(path: Path, branch: str | None = None) -> Path:
+    """``git init --bare`` (``branch``: its HEAD's branch; None: git's default, ``master``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(path.parent, "init", "--bare", "-q", *([f"--initial-branch={branch}"] if branch else []), str(path))
+    return path
 
 
 def git_out(repo: Path, *args: str) -> str:
@@ -117,7 +136,7 @@ def show_file(repo: Path, rev: str, path: str) -> str:
 
 def status_lines(repo: Path) -> list[str]:
     """``git status --porcelain``, untracked files included (ignored ones not)."""
-    out = git_out(repo, "status", "--porcelain", "--untracked-files=all")
+    out = git_out(repo, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
     return [line for line in out.split("\n") if line]
 
 

@@ -32,11 +32,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-CTX = Path(sys.executable).parent / "ctx"
+from support import gitutil
+from support.gitutil import CTX_EXE, head
+from support.gitutil import status_lines as status_porcelain
+from support.stores import read_entries
+from support.stores import store_path as store_file
+
+CTX = CTX_EXE
 PY = sys.executable
 STORES = ("operator", "shared", "agent")
 KILLED = -signal.SIGKILL
@@ -221,7 +228,8 @@ class Step:
 
 def read_steps(log: Path) -> tuple[list[Step], bool]:
     """The steps a faulty run logged, and whether the chosen one was reached."""
-    steps, hit = [], False
+    steps: list[Step] = []
+    hit = False
     if not log.exists():
         return steps, hit
     for line in log.read_text().splitlines():
@@ -245,27 +253,13 @@ def run_faulty(args: Sequence[str], env: Mapping[str, str], step: Step | None, m
 
 # --- git and the store files -----------------------------------------------------------
 
-def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None
-        ) -> subprocess.CompletedProcess:
-    """The real git on ``repo``, never redirected by GIT_DIR and friends."""
-    base = dict(env if env is not None else os.environ)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
-        base.pop(name, None)
-    done = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(repo), *args], env=base,
-                          capture_output=True)
-    if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({done.returncode}): "
-                             f"{_decode(done.stdout)}{_decode(done.stderr)}")
-    return done
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """``support.gitutil.git`` with bytes out: what a crash left may not be text."""
+    return gitutil.git(repo, *args, check=check, text=False)
 
 
 def git_text(repo: Path, *args: str) -> str:
     return _decode(git(repo, *args).stdout)
-
-
-def head(repo: Path) -> str | None:
-    done = git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False)
-    return _decode(done.stdout).strip() or None
 
 
 def fsck_problems(repo: Path) -> list[str]:
@@ -286,20 +280,6 @@ def stale_git_locks(repo: Path) -> list[str]:
     return [name for name in GIT_LOCKS if (git_dir / name).exists()]
 
 
-def store_file(root: Path, store: str) -> Path:
-    return root / "memory" / f"{store}.json"
-
-
-def read_entries(root: Path, store: str) -> dict[str, Any]:
-    path = store_file(root, store)
-    if not path.exists():
-        return {}
-    return json.loads(path.read_bytes().decode("utf-8"))["entries"]
-
-
-def status_porcelain(repo: Path) -> list[str]:
-    out = git_text(repo, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
-    return [line for line in out.splitlines() if line]
 
 
 def inspect_root(root: Path, *, committed: bool = False) -> list[str]:
@@ -415,7 +395,7 @@ class Report:
     def fail(self, trial: int, what: str) -> None:
         self.failures.append(f"trial {trial}: {what}")
 
-    def merge(self, other: "Report") -> None:
+    def merge(self, other: Report) -> None:
         self.trials += other.trials
         self.failures += other.failures
         self.kills_landed += other.kills_landed
@@ -527,9 +507,7 @@ def history_problems(root: Path) -> list[str]:
 # --- sync under SIGKILL -------------------------------------------------------------------------
 
 def make_bare(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "--bare", "-q", "--initial-branch=main", str(path)], check=True, capture_output=True)
-    return path
+    return gitutil.make_bare(path, branch="main")
 
 
 def sync_crash_trials(base: Path, env: Mapping[str, str], trials: int, rng: random.Random,
@@ -711,7 +689,7 @@ def _writer_plan(rng: random.Random, w: int, count: int) -> list[tuple[str, list
     """``count`` mixed writes of writer ``w`` on its own keys in all three stores (and
     now and then the one key every writer sets). Each changes something, so each
     successful one is exactly one commit."""
-    plan = []
+    plan: list[tuple[str, list[str], str, str, Any]] = []
     present: dict[tuple[str, str], str] = {}  # (store, key) -> basis
     n = 0
     while len(plan) < count:
@@ -791,6 +769,7 @@ def concurrency_trial(root: Path, env: Mapping[str, str], rng: random.Random, wr
         report.fail(0, f"seed: {seed.describe()}")
         return report, stats
     start = head(root)
+    assert start is not None, "a trial starts from a commit"
     plans = {w: _writer_plan(random.Random(rng.random()), w, writes) for w in range(1, writers + 1)}
     records: list[WriteRecord] = []
     reader_errors: list[str] = []
@@ -846,7 +825,7 @@ def concurrency_trial(root: Path, env: Mapping[str, str], rng: random.Random, wr
     model = Model()
     for w in plans:
         done_by_w = [r for r in records if r.writer == f"Writer {w}"]
-        for (op, args, store, key, change), rec in zip(plans[w], done_by_w):
+        for (_op, _args, store, key, change), rec in zip(plans[w], done_by_w, strict=False):
             if key != CONTENDED:
                 model.apply(store, key, rec.done, change)
     report.failures += [f"lost or wrong: {p}" for p in model.observe(root)]

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+
 def store_path(root: Path, store: str = "shared") -> Path:
     return root / "memory" / f"{store}.json"
 
@@ -39,7 +40,7 @@ def write_store_file(root: Path, store: str, new_entries: dict[str, Any],
     """Test set-up only: merge entries straight into a store file (no ctx, no lock)."""
     path = store_path(root, store)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"type": store, "version": "1", "last_updated": "2026-01-01T00:00:00Z", "entries": {}}
+    data: dict[str, Any] = {"type": store, "version": "1", "last_updated": "2026-01-01T00:00:00Z", "entries": {}}
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
     data.update(top)

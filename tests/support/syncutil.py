@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,10 +20,8 @@ from typing import Any
 from click.testing import CliRunner, Result
 from pygit2.enums import FileMode
 
-from support.gitutil import git, git_out, status_lines
+from support.gitutil import CTX_EXE, git, git_out, make_bare, status_lines
 from support.stores import make_entry, read_entries, read_store_file, write_store_file
-
-CTX_EXE = Path(sys.executable).parent / "ctx"
 
 
 def ts(day: int, hour: int = 0, minute: int = 0) -> str:
@@ -56,14 +53,6 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 # --- bare repositories and plain git clones ---------------------------------------------
-
-def make_bare(path: Path) -> Path:
-    """``git init --bare`` (no -b: HEAD names git's default, ``master``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["git", "init", "--bare", "-q", str(path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return path
-
 
 def bare_head(bare: Path, ref: str = "refs/heads/main") -> str | None:
     done = git(bare, "rev-parse", "--verify", "-q", ref, check=False)

@@ -25,7 +25,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 def chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
     profile.mkdir(exist_ok=True)
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
+    return subprocess.run([CHROMIUM or "chromium", *FLAGS, f"--user-data-dir={profile}", *args],
                           capture_output=True, text=True, timeout=180)
 
 

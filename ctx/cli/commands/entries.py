@@ -8,6 +8,7 @@ from ctx.model import STORES
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from ctx.brief import Since
     from ctx.cli.run import Run
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def head(root: Path) -> str | None:
     """The short id of the commit the stores are at, read from .git's files."""
-    from ctxgit.plumbing.refs import head_short_id
+    from ctxgit.gitfiles.refs import head_short_id
     return head_short_id(root)
 
 
@@ -100,18 +101,23 @@ def get(run: Run, key: str, store: str, all_stores: bool, at: str | None, verbos
                lambda: "\n\n".join(show_entry(r, verbose) for r in results), as_json)
 
 
-def filters(store: str | None, tags: list[str], source: str | None, status: str | None, scope: str | None,
-            since: str | None, prefix: str | None) -> Filters:
+def filters(given: dict[str, Any]) -> Filters:
+    """The §4.6 filters from the values of the table's filter options (``params.FILTERS``),
+    named as their ``dest``: a new filter is its row there and its field of ``Filters``."""
     from ctx.model import parse_ts
     from ctx.results import Filters
-    return Filters(store=store, tags=tuple(tags), source=source, status=status, scope=scope,
-                   since=parse_ts(since) if since is not None else None, prefix=prefix)
+    values = dict(given)
+    if values.get("since") is not None:
+        values["since"] = parse_ts(values["since"])
+    if "tags" in values:
+        values["tags"] = tuple(values["tags"])
+    return Filters(**values)
 
 
-def search(run: Run, pattern: str, store: str | None, tags: list[str], source: str | None, status: str | None,
-           scope: str | None, since: str | None, prefix: str | None, full_text: bool, semantic: bool,
-           limit: int, verbose: bool, as_json: bool) -> None:
-    found = filters(store, tags, source, status, scope, since, prefix)
+def search(run: Run, pattern: str, full_text: bool, semantic: bool, limit: int, verbose: bool, as_json: bool,
+           **given: Any) -> None:
+    """``given``: the filter options (``filters``)."""
+    found = filters(given)
     context = run.context()
     if semantic:
         if full_text:
@@ -147,10 +153,9 @@ def by_meaning(run: Run, context: Context, pattern: str, found: Filters, limit: 
                   payload=lambda: [{**result_json(r), "score": n} for r, n in ranked])
 
 
-def list_(run: Run, store: str | None, tags: list[str], source: str | None, status: str | None,
-          scope: str | None, since: str | None, prefix: str | None, keys_only: bool, limit: int | None,
-          verbose: bool, as_json: bool) -> None:
-    found = filters(store, tags, source, status, scope, since, prefix)
+def list_(run: Run, keys_only: bool, limit: int | None, verbose: bool, as_json: bool, **given: Any) -> None:
+    """``given``: the filter options (``filters``)."""
+    found = filters(given)
     print_results(run, run.context().select(found, None, limit), verbose, as_json, keys_only)
 
 
@@ -163,7 +168,7 @@ def reindex(run: Run, as_json: bool) -> None:
     progress.step("indexing the entries")
     counts = context.counts()
     progress.step(f"building the full-text index of {sum(counts.values()):,} entries")
-    words_search(context, "x", filters(None, [], None, None, None, None, None), 1)  # builds FTS too
+    words_search(context, "x", filters({}), 1)  # builds FTS too
     if as_json:
         run.json({"reindexed": counts})
         return

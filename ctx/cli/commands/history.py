@@ -117,7 +117,7 @@ def doctor(run: Run, check: bool, as_json: bool) -> int:
 
 def hooks_install(run: Run, as_json: bool) -> int:
     from ctx.storage.lock import context_lock
-    from ctxgit.plumbing.repo import ensure_repo
+    from ctxgit.guard.install import ensure_repo
     from hooks.install import install
     context = run.context()
     context.init()

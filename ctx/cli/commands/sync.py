@@ -84,13 +84,13 @@ def _report(run: Run, result, as_json: bool, pushed=None) -> int:
 def _recorded(context: Context, work, summary):
     """Run a pull, push or sync and remember how it ended (``ctx status``)."""
     from ctx.errors import CtxError
-    from ctxgit.sync import state
+    from ctxgit.gitfiles import syncrecord
     try:
         done = work()
     except CtxError as exc:
-        state.record(context.root, False, f"failed: {exc}")
+        syncrecord.record(context.root, False, f"failed: {exc}")
         raise
-    state.record(context.root, *summary(done))
+    syncrecord.record(context.root, *summary(done))
     return done
 
 
@@ -165,7 +165,8 @@ def sync(run: Run, remote_name: str | None, timeout: str | None, continue_: bool
 
 
 def status(run: Run, as_json: bool) -> None:
-    from ctxgit.sync import state, waiting
+    from ctxgit.gitfiles import waiting
+    from ctxgit.sync import state
     context = run.context(cache="read")
     data = state.status(context.root)
     if as_json:
@@ -173,7 +174,7 @@ def status(run: Run, as_json: bool) -> None:
         return
     remote = data["remote"]
     if remote is None:
-        run.out("remote: none (add one: `ctx remote add origin URL`, then `ctx sync`)")
+        run.out(f"remote: none ({data['remote_problem']})")
     else:
         fetched = state.last_fetch(context.root)
         run.out(f"remote: {remote}")
@@ -205,8 +206,10 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
     try:
         if flag("CTX_NO_GIT") or not (root / ".git").is_dir():
             return [], None
-        from ctxgit.sync import trigger, waiting
-        if waiting.read(root) is None and not trigger.remotes(root):
+        from ctxgit.gitfiles import waiting
+        from ctxgit.gitfiles.config import upstream
+        chosen = upstream(root)
+        if waiting.read(root) is None and not chosen.remotes and not chosen.stale:
             return [], None  # no remote, no merge waiting: nothing to pull or to show (plain file reads)
         from ctxgit.sync import auto, state
         notices = []

@@ -23,9 +23,11 @@ def default_path(root: Path) -> Path:
     import hashlib
     import tempfile
     from pathlib import Path
+
+    from ctxgit.gitfiles.layout import VIEW
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
-        return dot_git / "ctx" / "view" / PAGE_NAME
+        return dot_git / VIEW / PAGE_NAME
     tag = hashlib.sha256(str(root).encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"ctx-view-{tag}" / PAGE_NAME
 
@@ -34,26 +36,14 @@ def write_page(path: Path, text: str, private: bool = True) -> int:
     """Write the page whole or not at all (a temporary file renamed over it), mode 0600; not
     synced to disk: it is made again by the next ``ctx view``. ``private``: its directory
     is ctx's own (made 0700, never through a link); else it is made if missing."""
-    import os
-    import tempfile
-
-    from ctx.storage.files import ensure_private_dir
+    from ctx.storage.files import atomic_write, ensure_private_dir
     if private:
         ensure_private_dir(path.parent)
-    else:
+    else:  # a folder the user named: where a link leads is fine
         path.parent.mkdir(parents=True, exist_ok=True)
+        path = path.parent.resolve() / path.name
     content = text.encode("utf-8")
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write(path, content, durable=False)
     return len(content)
 
 

@@ -1,14 +1,16 @@
 """MCP tools built from the command table, so they cannot drift from the CLI.
 
-One tool per command an agent uses (``TOOL_COMMANDS``), named as the command
-(``summary new`` is ``summary_new``). Its arguments are the command's
+One tool per command an agent uses (``Command.tool`` in its row), named as the
+command (``summary new`` is ``summary_new``); those that reach a remote
+(``Command.network``) come last, and only where the context has a remote. Its arguments are the command's
 arguments and options, named by their ``dest`` (``key``, ``store``, ``tags``…),
 with JSON-schema types, enums (the choices), defaults, minimums and
 ``required`` from the table; a value of several words (``set``'s value,
 ``amend``'s note) is one string. ``--json`` is no argument: every result
 carries the JSON as structured content. The description is the command's
-help; the annotations come from ``Command.reads``, ``.destructive`` and
-``.idempotent``.
+help; the annotations come from ``Command.reads``, ``.destructive``,
+``.idempotent`` and ``.network``; a command that reads stdin (``Command.stdin``)
+takes the text as an argument.
 
 ``Tool.values`` turns a call's arguments into the keyword values of the
 command's handler, checking them as the CLI's parsers do (an unknown
@@ -27,19 +29,14 @@ from typing import Any
 from ctx.cli.params import FLAG, INT, MULTI, WORDS, Command
 from ctx.errors import InvalidArgument
 
-# The commands an agent uses, in the order tools are listed. `sync` only where the context
-# has a remote (``has_remote``).
-TOOL_COMMANDS = ("start", "brief", "get", "set", "amend", "supersede", "resolve", "basis", "delete",
-                 "search", "list", "history", "log", "diff", "summary new", "send", "inbox", "handoff",
-                 "remind", "review", "sync")
-REMOTE_ONLY = ("sync",)
 JSON_DEST = "as_json"  # never an argument: the JSON is the structured content of every result
-# Options that only make sense on a command line, and what stands for them in a tool.
-CLI_ONLY: dict[str, dict[str, Any]] = {"summary new": {"from_stdin": True}, "start": {"output_format": "text"}}
-STDIN_ARGUMENT = {"summary new": ("text", "The summary, in Markdown (what `ctx summary new --from-stdin` "
-                                          "reads): '## Done', '## Decisions', '## Open' (required), "
-                                          "'## Commits'.")}
-OPEN_WORLD = ("sync",)  # reaches a remote; every other tool works on the local context only
+
+
+def tool_commands() -> list[Command]:
+    """The commands offered as tools, in the order they are listed: the table's, those
+    that reach a remote last."""
+    from ctx.cli.table import commands
+    return sorted((c for c in commands() if c.tool), key=lambda c: c.network)
 
 
 @dataclass
@@ -138,7 +135,7 @@ class Tool:
         if not c.reads:
             hints["destructiveHint"] = c.destructive
             hints["idempotentHint"] = c.idempotent
-        hints["openWorldHint"] = c.name in OPEN_WORLD
+        hints["openWorldHint"] = c.network  # a remote; every other tool works on the local context only
         return hints
 
     def definition(self) -> dict[str, Any]:
@@ -155,7 +152,8 @@ class Tool:
             raise InvalidArgument(f"{self.name}: unknown argument {unknown[0]!r}; it takes "
                                   f"{', '.join(self.params) or 'none'}")
         values = self.command.defaults()
-        values.update(CLI_ONLY.get(self.command.name, {}))
+        if self.command.stdin is not None:  # the option that reads stdin: its text comes as an argument
+            values[self.command.stdin.option] = True
         if self.has_json:
             values[JSON_DEST] = False
         given = ""
@@ -184,36 +182,32 @@ def _words_help(text: str) -> str:
 def build(command: Command) -> Tool:
     """The tool of ``command``, from its row of the table."""
     tool = Tool(command)
-    dropped = set(CLI_ONLY.get(command.name, {})) | {JSON_DEST}
+    dropped = {JSON_DEST} | ({command.stdin.option} if command.stdin is not None else set())
     for arg in command.args:
         tool.params[arg.dest] = Param(arg.dest, arg.kind, required=arg.required, choices=arg.choices,
                                       default=arg.default if arg.default not in (None, "") else None,
                                       help=_words_help(arg.help) if arg.kind == WORDS else arg.help)
     for opt in command.options:
-        if opt.dest in dropped:
+        if opt.dest in dropped or opt.cli_only:  # its default stands in a tool
             continue
         tool.params[opt.dest] = Param(opt.dest, opt.kind, required=opt.required, choices=opt.choices,
                                       default=opt.default, minimum=opt.minimum, help=opt.help)
-    if command.name in STDIN_ARGUMENT:
-        dest, text = STDIN_ARGUMENT[command.name]
-        tool.params[dest] = Param(dest, "text", required=True, help=text)
+    if command.stdin is not None:
+        dest = command.stdin.argument
+        tool.params[dest] = Param(dest, "text", required=True, help=command.stdin.help)
         tool.stdin = dest
     return tool
 
 
 def tools(with_remote: bool = True) -> list[Tool]:
-    """Every tool, in ``TOOL_COMMANDS`` order (``sync`` only ``with_remote``)."""
-    from ctx.cli.table import find
-    return [build(find(name)) for name in TOOL_COMMANDS if with_remote or name not in REMOTE_ONLY]
+    """Every tool, in ``tool_commands`` order (those that reach a remote only ``with_remote``)."""
+    return [build(c) for c in tool_commands() if with_remote or not c.network]
 
 
 def has_remote(root) -> bool:
     """Whether the context's repository names a remote (read from .git/config)."""
-    try:
-        text = (root / ".git" / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(r'^\s*\[remote\s+"', text, re.M) is not None
+    from ctxgit.gitfiles.config import remotes
+    return bool(remotes(root))
 
 
 def structured(payload: Any) -> dict[str, Any]:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ctxgit.gitfiles.layout import DIR, MANAGED_FILES
+from ctxgit.gitfiles.layout import MERGE as STATE
+
 MERGE_HEAD = "MERGE_HEAD"
-STATE = "ctx/merge.json"
-TEXT_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
 
 
 class Waiting:
@@ -75,7 +76,7 @@ def begin(root: Path, theirs: str, label: str, files: dict[str, bytes]) -> Waiti
         full.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         atomic_write(full, data)
     git = root / ".git"
-    (git / "ctx").mkdir(mode=0o700, exist_ok=True)
+    (git / DIR).mkdir(mode=0o700, exist_ok=True)
     atomic_write(git / STATE, (json.dumps({"theirs": theirs, "label": label, "paths": sorted(files)},
                                           indent=2) + "\n").encode("utf-8"))
     atomic_write(git / MERGE_HEAD, f"{theirs}\n".encode("ascii"))
@@ -107,7 +108,7 @@ def text_files(root: Path) -> list[str]:
     """The context's text files (RULES.md, .gitignore, .gitattributes, config.json,
     summaries), relative to the root."""
     root = Path(root)
-    found = [name for name in TEXT_FILES if (root / name).is_file()]
+    found = [name for name in MANAGED_FILES if (root / name).is_file()]
     sessions = root / "sessions"
     if sessions.is_dir():
         found += sorted(f"sessions/{p.name}" for p in sessions.iterdir() if p.is_file() and p.suffix == ".md")

@@ -1,0 +1,63 @@
+"""What the benchmarks share: git in a directory, and timing a process or a call.
+
+Imported by the scripts beside it (``import runs``; they run with bench/ first on
+``sys.path``).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO, Any
+
+
+def git(root: Path, *args: str, stdin: bytes | None = None) -> str:
+    """``git -C ROOT ARGS``: its stdout. No ``GIT_*`` variable of the caller's reaches it
+    (a hook's GIT_DIR would point it at another repository); fails on a non-zero exit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(["git", "-C", str(root), *args], input=stdin, env=env, check=True, capture_output=True)
+    return done.stdout.decode("utf-8", "replace")
+
+
+def fast_import(root: Path) -> tuple[subprocess.Popen, IO[bytes]]:
+    """``git fast-import`` started in ``root`` (no ``GIT_*`` of the caller's): the process,
+    and the stream to write its commands to; ``finish`` ends it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    importer = subprocess.Popen(["git", "-C", str(root), "fast-import", "--quiet", "--done"],
+                                stdin=subprocess.PIPE, env=env)
+    assert importer.stdin is not None
+    return importer, importer.stdin
+
+
+def finish(importer: subprocess.Popen) -> None:
+    """Close what ``fast_import`` started; the benchmark stops when git failed."""
+    if importer.stdin is not None:
+        importer.stdin.close()
+    if importer.wait() != 0:
+        raise SystemExit("git fast-import failed")
+
+
+def timed(args: list[str], env: dict[str, str], ok: Iterable[int] = (0,)) -> float:
+    """Milliseconds one run of ``args`` took; stops the benchmark when it exits otherwise
+    than ``ok`` (a read that finds nothing exits 1: pass ``(0, 1)``)."""
+    start = time.perf_counter()
+    result = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in tuple(ok):
+        raise SystemExit(f"{' '.join(args)} failed: {result.stderr.decode(errors='replace')[:400]}")
+    return elapsed * 1000
+
+
+def median_call(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    """The median milliseconds of ``runs`` calls of ``fn``, and what the last one returned."""
+    times = []
+    result = None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), result

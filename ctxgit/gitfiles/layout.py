@@ -1,0 +1,45 @@
+"""Where ctx keeps things in a context root's repository: one home for each name.
+
+The branch, the files ctx manages beside the stores, and every file of this
+machine's own under ``.git/ctx/`` (never committed, never synced). Paths are
+relative to ``.git``; ``path(root, NAME)`` makes one absolute.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+BRANCH = "main"
+BRANCH_REF = f"refs/heads/{BRANCH}"
+
+# versioned files ctx manages beside memory/ and sessions/
+MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
+
+# under .git/
+DIR = "ctx"
+STATE = "ctx/state.json"            # the fast commit's record of the last commit
+COMMITTING = "ctx/committing"       # a commit under way (who takes git's lock files)
+LOOSE_BYTES = "ctx/loose-bytes"     # loose bytes written since the last pack
+REMOTE_LOCK = "ctx/remote.lock"     # one fetch or push at a time
+REMOTE_OP = "ctx/remote-op"         # the fetch or push under way (its lock files are ctx's)
+AUTOSYNC_LOCK = "ctx/autosync.lock"  # one background push at a time
+SYNC_LOG = "ctx/sync.log"           # what auto-sync did
+SYNC_RECORD = "ctx/sync.json"       # how the last sync ended
+MERGE = "ctx/merge.json"            # a merge that waits for a human
+MACHINE = "ctx/machine.json"        # this machine's configuration keys (ctx/features/config.py's MACHINE_NAME)
+SINCE_LAG = "ctx/since-lag"         # writes since the since-log was brought up to HEAD
+VIEW = "ctx/view"                   # where `ctx view` writes its page
+
+
+def git_dir(root: Path) -> Path:
+    return Path(root) / ".git"
+
+
+def path(root: Path, name: str) -> Path:
+    """``.git/NAME`` of the context root ``root``."""
+    return Path(root) / ".git" / name
+
+
+def tracking_ref(remote: str) -> str:
+    """The remote-tracking ref of ``remote``'s main."""
+    return f"refs/remotes/{remote}/{BRANCH}"

@@ -1,0 +1,91 @@
+"""git's loose objects, written and read as plain files: the one codec.
+
+An object is ``KIND SIZE\\0BODY``, named by the SHA-1 of those bytes and stored
+zlib-compressed in ``.git/objects/XX/YYYY...``. The fast commit writes blobs,
+trees and commits this way; "since your last session" reads loose commits back.
+Anything packed is pygit2's to read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from pathlib import Path
+
+LEVEL = 1  # zlib level of a written object: packing recompresses it later
+
+
+def encode(kind: bytes, body: bytes) -> tuple[str, bytes]:
+    """The object's id and its uncompressed bytes (header and body)."""
+    data = kind + b" %d\0" % len(body) + body
+    return hashlib.sha1(data).hexdigest(), data
+
+
+def write(git: Path, sha: str, data: bytes) -> int:
+    """A loose object from ``encode``'s bytes; its size on disk (0 when it existed already)."""
+    folder = git / "objects" / sha[:2]
+    path = folder / sha[2:]
+    if path.exists():
+        return 0
+    packed = zlib.compress(data, LEVEL)
+    tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
+    for attempt in range(20):
+        # a background `git gc` removes object directories it has emptied: make it again
+        folder.mkdir(exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            break
+        except FileNotFoundError:
+            if attempt == 19:
+                raise
+    try:
+        os.write(fd, packed)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)  # the directory holds our file now: gc leaves it be
+    return len(packed)
+
+
+def read(git: Path, sha: str) -> tuple[bytes, bytes] | None:
+    """(kind, body) of a loose object; None when it is not loose (packed, or missing) or
+    does not decode."""
+    try:
+        data = zlib.decompress((git / "objects" / sha[:2] / sha[2:]).read_bytes())
+    except (OSError, zlib.error, ValueError):
+        return None
+    header, _, body = data.partition(b"\0")
+    kind, _, size = header.partition(b" ")
+    if not size.isdigit() or int(size) != len(body):
+        return None
+    return kind, body
+
+
+def tree_bytes(entries: list[list[str]]) -> bytes:
+    """A tree's body from ``[mode, name, sha]`` entries, in git's order (a folder sorts
+    as if its name ended in ``/``)."""
+    def order(item: list[str]) -> bytes:
+        return item[1].encode() + (b"/" if item[0] == "40000" else b"")
+    return b"".join(b"%s %s\0%s" % (mode.encode(), name.encode(), bytes.fromhex(sha))
+                    for mode, name, sha in sorted(entries, key=order))
+
+
+def commit_fields(body: bytes) -> tuple[list[str], str, int, str] | None:
+    """(parents, author name, author time, message) of a commit's body; None when it has
+    no author line git would accept."""
+    try:
+        head, _, message = body.partition(b"\n\n")
+        parents: list[str] = []
+        author = None
+        for line in head.split(b"\n"):
+            if line.startswith(b"parent "):
+                parents.append(line[7:].decode("ascii"))
+            elif line.startswith(b"author "):
+                person = line[7:].decode("utf-8", "replace")
+                name, _, rest = person.partition("<")
+                author = (name.strip(), int(rest.rsplit(">", 1)[1].split()[0]))
+    except (ValueError, IndexError):
+        return None
+    if author is None:
+        return None
+    return parents, author[0], author[1], message.decode("utf-8", "replace")

@@ -1,0 +1,102 @@
+"""A context root's repository as ctx needs it: made with branch ``main``, ctx's pre-commit
+hook installed, store files routed through ctx's merge driver (``.gitattributes`` and
+the driver's config), and the lines ctx needs in ``.gitignore``. The first write, a
+sync and ``ctx hooks install`` ask for it; every write checks it again (cheaply)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+
+from ctx.errors import GitError
+from ctx.storage.files import atomic_write
+from ctxgit.gitfiles.layout import BRANCH
+from ctxgit.plumbing.repo import open_repo
+from hooks.unsafe_paths import IGNORE_LINES
+
+
+def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
+    """Open or create the repository (branch ``main``); returns it and the
+    files this call created or repaired (.gitignore), to commit with the next write."""
+    repo = open_repo(root)
+    if repo is None:
+        try:
+            repo = pygit2.init_repository(str(root), initial_head=BRANCH)
+        except pygit2.GitError as exc:
+            raise GitError(f"cannot create a repository in {root}: {exc}") from None
+        from hooks.install import install
+        install(root)
+    touched = []
+    if ensure_gitignore(root):
+        touched.append(".gitignore")
+    if ensure_gitattributes(root):
+        touched.append(".gitattributes")
+    ensure_merge_driver(repo)
+    return repo, touched
+
+
+ATTRIBUTES_LINE = "memory/*.json merge=ctx"
+
+
+def driver_command() -> str:
+    """``ctx merge-driver %O %A %B %P``, by this installation's ``ctx`` script when it has one."""
+    import shlex
+    import sys
+    script = Path(sys.executable).parent / "ctx"
+    program = shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m ctx"
+    return f"{program} merge-driver %O %A %B %P"
+
+
+def _driver_works(command: str) -> bool:
+    import shlex
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    return "merge-driver" in command and os.access(program, os.X_OK)
+
+
+def ensure_gitattributes(root: Path) -> bool:
+    """Route store files through ctx's merge driver in a plain ``git merge``."""
+    return _ensure_lines(root / ".gitattributes", (ATTRIBUTES_LINE,))
+
+
+def ensure_merge_driver(repo: pygit2.Repository) -> None:
+    """git silently falls back to a line merge without the driver's config: keep it set."""
+    try:
+        config = repo.config
+        if "merge.ctx.name" not in config:
+            config["merge.ctx.name"] = "ctx entry-level merge of store files"
+        # set when missing or broken, never flipped between working installations
+        if "merge.ctx.driver" not in config or not _driver_works(str(config["merge.ctx.driver"] or "")):
+            config["merge.ctx.driver"] = driver_command()
+    except (pygit2.GitError, OSError):
+        pass
+
+
+def ensure_gitignore(root: Path) -> bool:
+    """Add the ignore lines ctx needs, keeping every other line; True if changed."""
+    return _ensure_lines(root / ".gitignore", IGNORE_LINES, "# ctx: local state that is never committed\n")
+
+
+def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "") -> bool:
+    """Append the ``lines`` a file lacks, keeping every other line; True if it changed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in lines if line not in present]
+    if not missing:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text = (text or header) + "".join(line + "\n" for line in missing)
+    try:
+        mode = path.stat().st_mode & 0o777  # an existing file keeps its permissions
+    except FileNotFoundError:
+        mode = 0o600
+    atomic_write(path, text.encode("utf-8"), mode=mode)
+    return True

@@ -1,0 +1,58 @@
+"""The floor without libgit2 (``ctxgit/gitfiles/``) against libgit2 itself: the loose-object
+codec writes what git reads and reads what git writes; the author identity is spelled
+the same by both ways of committing."""
+
+from __future__ import annotations
+
+import pygit2
+
+from ctxgit.gitfiles import identity, layout, objects
+from ctxgit.plumbing.repo import signature
+
+
+def test_an_object_written_here_is_one_libgit2_reads(tmp_path):
+    repo = pygit2.init_repository(str(tmp_path), initial_head=layout.BRANCH)
+    git = tmp_path / ".git"
+    sha, data = objects.encode(b"blob", b"hello\n")
+    assert sha == str(pygit2.hash(b"hello\n"))
+    assert objects.write(git, sha, data) > 0 and objects.write(git, sha, data) == 0  # the second: there already
+    assert repo[sha].data == b"hello\n"
+    tree_sha, tree_data = objects.encode(b"tree", objects.tree_bytes([["100644", "b.txt", sha],
+                                                                       ["40000", "a", sha], ["100644", "a.txt", sha]]))
+    objects.write(git, tree_sha, tree_data)
+    # git's order: "a.txt" before the folder "a" (sorted as "a/")
+    assert [e.name for e in repo[tree_sha]] == ["a.txt", "a", "b.txt"]
+    assert objects.read(git, sha) == (b"blob", b"hello\n")
+    assert objects.read(git, "0" * 40) is None
+
+
+def test_a_commit_libgit2_wrote_reads_back(tmp_path):
+    repo = pygit2.init_repository(str(tmp_path), initial_head=layout.BRANCH)
+    tree = repo.TreeBuilder().write()
+    who = pygit2.Signature("Agent Z", "agent-z@ctx.invalid", 1_700_000_000, 0)
+    first = repo.create_commit(layout.BRANCH_REF, who, who, "first\n\nCtx-Operation: set\n", tree, [])
+    second = repo.create_commit(layout.BRANCH_REF, who, who, "second", tree, [first])
+    kind, body = objects.read(tmp_path / ".git", str(second))
+    assert kind == b"commit"
+    assert objects.commit_fields(body) == ([str(first)], "Agent Z", 1_700_000_000, "second")
+    assert objects.commit_fields(b"tree 00\n\nno author") is None
+
+
+def test_one_spelling_of_an_author(monkeypatch):
+    monkeypatch.delenv("CTX_AUTHOR_EMAIL", raising=False)
+    assert identity.author_identity("Agent <Z>\n") == ("Agent  Z", "agent-z@ctx.invalid")
+    assert identity.author_identity("!!!") == ("!!!", "agent@ctx.invalid")
+    assert identity.author_identity("Bo", "bo@example.org") == ("Bo", "bo@example.org")
+    made = signature(None, "Agent <Z>\n")  # libgit2's way spells it the same
+    assert (made.name, made.email) == identity.author_identity("Agent <Z>\n")
+    monkeypatch.setenv("CTX_AUTHOR_EMAIL", "z@example.org")
+    made = signature(None, "Agent Z")
+    assert (made.name, made.email) == ("Agent Z", "z@example.org")
+    from ctxgit.recorder import author_identity
+    assert author_identity("Agent Z") == ("Agent Z", "z@example.org")
+
+
+def test_layout_names_paths_under_dot_git(tmp_path):
+    assert layout.path(tmp_path, layout.MACHINE) == tmp_path / ".git" / "ctx" / "machine.json"
+    assert layout.tracking_ref("alpha") == "refs/remotes/alpha/main"
+    assert layout.BRANCH_REF == f"refs/heads/{layout.BRANCH}"
