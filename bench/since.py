@@ -165,10 +165,10 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
 
 
 def drop_log(root: Path) -> None:
+    from ctx.storage import indextables
     from ctx.storage.index import index_path
-    db = sqlite3.connect(index_path(root))
-    db.executescript("DROP TABLE IF EXISTS log_commits; DROP TABLE IF EXISTS log_keys; "
-                     "DROP TABLE IF EXISTS log_state;")
+    db = sqlite3.connect(index_path(root), isolation_level=None)
+    indextables.drop(db, indextables.SINCE_LOG)
     db.close()
 
 

@@ -48,7 +48,13 @@ VARIABLES: dict[str, tuple[str, Any, str]] = {
     "CTX_AUTHOR_EMAIL": (TEXT, None, "the email of CTX_AUTHOR's commits (unset: made from the name)"),
     "CTX_LOCK_TIMEOUT": (SECONDS, 60.0, "how long a write waits for another writer's context lock"),
     "CTX_GIT_RETRY_SECONDS": (SECONDS, 10.0, "how long a commit waits for another git's index.lock"),
-    "CTX_REMOTE_WAIT_SECONDS": (SECONDS, 600.0, "how long a fetch or push waits while another ctx syncs"),
+    # A person waits for this at the terminal. What it waits for is bounded already: auto-sync's
+    # background sync gives up after 60 s in all (ctxgit/sync/auto.py SYNC_TIMEOUT), and any fetch
+    # or push is stopped after CTX_REMOTE_TIMEOUT (60 s) without a word from the server. 90 s
+    # outlasts either with room to let go, so the wait ends in the command going ahead, not in
+    # a give-up; 600 s kept a person at a silent terminal for ten minutes.
+    "CTX_REMOTE_WAIT_SECONDS": (SECONDS, 90.0, "how long a fetch or push waits while another ctx (or "
+                                "auto-sync's background push) talks to a remote"),
     "CTX_REMOTE_TIMEOUT": (SECONDS, 60.0, "how long a clone, fetch or push may go without a word from the "
                            "server before it is stopped"),
     "CTX_PACK_THRESHOLD": (BYTES, 32 * 1024 * 1024, "loose object bytes that start a background `git gc`"),

@@ -1,7 +1,7 @@
 """The fast door: the commands agents run hundreds of times a day, without click.
 
 ``ctx`` starts here. For the commands the table marks ``fast`` (get, search,
-list, brief, start and the writes of §4) it parses ordinary arguments
+list, brief, start, the writes of §4 and the letters' commands) it parses ordinary arguments
 itself from the same table click's commands are built from (importing
 click costs more than a whole ``ctx get``), then runs the command through
 ``run.invoke`` as click's callback does. Anything unusual — help, an unknown
@@ -16,7 +16,7 @@ import gc
 import sys
 
 from ctx.cli.params import FLAG, INT, MULTI, WORDS
-from ctx.cli.table import fast_commands
+from ctx.cli.table import fast_command
 from ctx.settings import flag
 
 TYPE_CHECKING = False
@@ -38,7 +38,9 @@ def option_map(command: Command) -> dict[str, Any]:
 def parse(name: str, args: list[str]) -> dict[str, Any]:
     """The arguments of command ``name`` as keyword values, or ``Unsupported``."""
     from ctx.cli.words import OptionBetweenWords, split
-    command = fast_commands()[name]
+    command = fast_command(name)
+    if command is None:
+        raise Unsupported()
     options = option_map(command)
     try:
         tokens, words = split(args, {flag: opt.kind != FLAG for flag, opt in options.items()})
@@ -107,14 +109,15 @@ def main() -> None:
         except UnicodeEncodeError:
             sys.stderr.write(f"ctx: argument {number} is not valid UTF-8\n")
             sys.exit(2)
-    if args and args[0] in fast_commands() and not flag("CTX_SLOW_PATH"):
+    command = fast_command(args[0]) if args and not flag("CTX_SLOW_PATH") else None
+    if command is not None:
         try:
             values = parse(args[0], args[1:])
         except Unsupported:
             values = None
         if values is not None:
             from ctx.cli.run import invoke
-            sys.exit(invoke(fast_commands()[args[0]], values))
+            sys.exit(invoke(command, values))
     if args[:1] in (["--version"], ["-V"]):
         from ctx import SPEC_VERSION, __version__
         print(f"ctx {__version__} (ctx specification {SPEC_VERSION})")

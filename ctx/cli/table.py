@@ -232,8 +232,19 @@ def commands() -> tuple[Command, ...]:
 
 
 def fast_commands() -> dict[str, Command]:
-    """The commands the fast door takes, by name (without loading the rest of the table)."""
-    return {c.name: c for c in ENTRIES if c.fast}
+    """The commands the fast door takes, by name (the entries' and the letters' parts of
+    the table, no handler)."""
+    from ctx.cli.table_letters import LETTERS
+    return {c.name: c for c in ENTRIES + LETTERS if c.fast}
+
+
+def fast_command(name: str) -> Command | None:
+    """The command ``name`` when the fast door takes it. An entries command is found
+    without loading the letters' rows (a ``ctx get`` pays for no other table)."""
+    for command in ENTRIES:
+        if command.name == name:
+            return command if command.fast else None
+    return fast_commands().get(name)
 
 
 def find(name: str) -> Command:

@@ -1,6 +1,8 @@
 """The command table, continued: letters between agents and the operator, the relay's
 handoff, and due dates that bring an entry back (``ctx/letters.py``,
-``ctx/resurface.py``). Their handlers are in ``commands/letters.py``."""
+``ctx/resurface.py``). Their handlers are in ``commands/letters.py``. The fast door
+takes all five (agents send and read letters as often as they set entries): this
+module is loaded on every start, so it holds the rows only."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ JSON shape: {"store", "key", "entry", "warnings"}.
             options=(Opt("shape", "--shape", choices=SHAPES, default="request", help="What kind of letter."),
                      Opt("expects", "--expects", metavar="TEXT", help="What answer it wants, if any."),
                      Opt("re", "--re", metavar="KEY", help="The letter (or shared entry) this answers."),
-                     FORCE, JSON), words_rule=True, tool=True),
+                     FORCE, JSON), fast=True, words_rule=True, tool=True),
     Command("inbox", lambda: handlers.letters.inbox, "The open letters to you (CTX_AUTHOR, else operator).", """\
 The letters to CTX_AUTHOR (unset: operator) that are open (no letter
 with --re answers them, not resolved), newest first; those written since
@@ -51,7 +53,7 @@ JSON shape: {"reader", "last_session": TIME|null, "letters": [{"key",
 """, options=(Opt("all_letters", "--all", kind=FLAG, help="Also the answered and resolved ones."),
               Opt("since", "--since", metavar="TIME",
                   help="timestamp at or after TIME: RFC 3339, or YYYY-MM-DD (00:00 UTC)."),
-              JSON), reads=True, tool=True),
+              JSON), reads=True, fast=True, tool=True),
     Command("handoff", lambda: handlers.letters.handoff, "Hand a baton entry to another agent, with a letter.", """\
 Hand the baton entry KEY to TO: its holder field names TO (the value is
 kept) and TO gets a handoff letter naming the baton, with the note, in
@@ -65,7 +67,7 @@ The receiver's first act: an ack letter back (ctx send NAME ... --shape ack
 JSON shape: {"store", "key", "baton", "letter": {"key", "entry"}, "warnings"}.
 """, args=(TO,), options=(Opt("baton", "--baton", required=True, metavar="KEY", help="The baton entry."),
                           Opt("note", "--note", required=True, metavar="TEXT", help="What the receiver needs to know."),
-                          STORE, FORCE, JSON), tool=True),
+                          STORE, FORCE, JSON), fast=True, tool=True),
     Command("remind", lambda: handlers.letters.remind, "Give an entry a due date: it comes back in every brief.", """\
 Set KEY's due date: from 7 days before it (and while overdue) the entry is
 in every brief's DUE section, until it is resolved or superseded. DATE is
@@ -78,7 +80,8 @@ Then `ctx review KEY` each time it comes back.
 JSON shape: {"store", "key", "entry", "warnings"}.
 """, args=(KEY, Arg("date", metavar="DATE", help="YYYY-MM-DD, today, tomorrow or +N days.")),
             options=(Opt("must_not_forget", "--must-not-forget", kind=FLAG,
-                         help="Never let its interval grow past 30 days."), STORE, JSON), idempotent=True, tool=True),
+                         help="Never let its interval grow past 30 days."), STORE, JSON), fast=True, idempotent=True,
+            tool=True),
     Command("review", lambda: handlers.letters.review, "Record a review of a due entry; set its next date.", """\
 Record that KEY was reviewed today and set its next due date: today plus
 the last interval (from when the date was set to the date, at least one
@@ -93,5 +96,5 @@ must_not_forget. An entry without a due date is exit 2.
 JSON shape: {"store", "key", "entry", "warnings"}.
 """, args=(KEY,), options=(Opt("stale", "--stale", kind=FLAG,
                                help="Stale or at risk: due tomorrow, named in the operator's brief."),
-                           STORE, JSON), tool=True),
+                           STORE, JSON), fast=True, tool=True),
 )

@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model
+from ctx.storage import indextables
 from ctx.storage.files import Identity, read_raw, store_path
+from ctx.storage.indextables import FILE
 
-FILE = "index-v3.sqlite"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
 RACY_NS = 2_000_000_000
 SEP = "\x1f"
@@ -44,29 +45,6 @@ SEP = "\x1f"
 # or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
 COMMON = 0.125
 COMMON_FROM = 64
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
-                                racy INTEGER, digest INTEGER, count INTEGER);
-CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, source TEXT,
-                                   status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
-                                   body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
-CREATE INDEX IF NOT EXISTS by_due ON entries(due) WHERE due IS NOT NULL;
-CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
-"""
-_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
-        "tokenize='unicode61 remove_diacritics 0')")
-# search --semantic: any word of the query, stemmed (porter), ranked by bm25(); and each store's
-# vectors of a model, as one set: the keys, the digests of the texts read, the vectors (ctx/meaning/)
-_WORDS = """
-CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(store UNINDEXED, key UNINDEXED, text,
-                                                    tokenize='porter unicode61 remove_diacritics 0');
-CREATE TABLE IF NOT EXISTS words_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
-CREATE TABLE IF NOT EXISTS vector_sets(store TEXT, model TEXT, size INTEGER, mtime INTEGER, ino INTEGER,
-                                       keys BLOB, ids BLOB, vecs BLOB, PRIMARY KEY(store, model));
-"""
-
 
 def index_path(root: Path) -> Path:
     return root / ".git" / "ctx" / FILE
@@ -149,7 +127,7 @@ class Index:
                 if not writable or not create or not (root / ".git").is_dir():
                     return None
                 path.parent.mkdir(mode=0o700, exist_ok=True)
-                for old in path.parent.glob("index-v[12].sqlite*"):  # the indexes before it (v2: no due)
+                for old in path.parent.glob(indextables.OLD_FILES):  # the indexes before it
                     old.unlink()
             uri = path.as_uri() + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
@@ -157,7 +135,7 @@ class Index:
             if writable:
                 # a rollback journal, not WAL: a read-only reader (ctx start) then writes nothing
                 db.execute("PRAGMA synchronous=OFF")
-                db.executescript(_SCHEMA)
+                indextables.create(db, indextables.ENTRIES)
             return cls(root, db, writable)
         except (sqlite3.Error, OSError, ValueError):
             return None
@@ -166,7 +144,7 @@ class Index:
     def memory(cls, root: Path, stores: dict[str, dict[str, dict]]) -> Index:
         """An index of ``stores`` in memory, for a search that needs SQL where no index can be kept."""
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        db.executescript(_SCHEMA)
+        indextables.create(db, indextables.ENTRIES)
         index = cls(root, db, writable=True)
         for store, entries in stores.items():
             index.rebuild(store, entries, None, b"")
@@ -283,7 +261,7 @@ class Index:
         """Candidates holding every query word (FTS5), or None when FTS5 is not to be had."""
         try:
             if self.writable:
-                self.db.execute(_FTS)
+                indextables.create(self.db, indextables.FTS)
                 for store in stores:
                     meta = self._meta(store)
                     done = self.db.execute("SELECT size, mtime, ino FROM fts_meta WHERE store = ?",
@@ -316,7 +294,7 @@ class Index:
         cannot be brought up to date."""
         try:
             if self.writable:
-                self.db.executescript(_WORDS)
+                indextables.create(self.db, indextables.WORDS)
                 for store in stores:
                     meta = self._meta(store)
                     done = self.db.execute("SELECT size, mtime, ino FROM words_meta WHERE store = ?",
@@ -385,7 +363,7 @@ class Index:
         if not self.writable:
             return
         try:
-            self.db.executescript(_WORDS)
+            indextables.create(self.db, indextables.WORDS)
             with self._transaction():
                 self.db.execute("DELETE FROM vector_sets WHERE store = ?", (store,))
                 self.db.execute("INSERT INTO vector_sets VALUES (?,?,?,?,?,?,?,?)",

@@ -28,7 +28,7 @@ from pathlib import Path
 from ctx import settings
 from ctx.errors import GitError, LockTimeout
 from ctx.storage.lock import wait_for_flock
-from ctxgit.gitfiles.layout import DIR
+from ctxgit.gitfiles.layout import AUTOSYNC_LOCK, DIR
 from ctxgit.gitfiles.layout import REMOTE_LOCK as FLOCK
 from ctxgit.gitfiles.layout import REMOTE_OP as INTENT
 
@@ -37,7 +37,64 @@ _FAILED_TO_LOCK = re.compile(r"failed to (?:lock|create locked) file '([^']+)'|'
 
 class RemoteInUse(LockTimeout):
     """Another fetch or push in this root (another ctx, or auto-sync's background push)
-    held the remote flock for the whole wait."""
+    held the remote flock for the whole wait; ``auto``: it was auto-sync's own push,
+    ``remote``: the remote it talks to (None when its intent did not say)."""
+
+    def __init__(self, message: str, auto: bool = False, remote: str | None = None) -> None:
+        super().__init__(message)
+        self.auto = auto
+        self.remote = remote
+
+
+@dataclass
+class Holder:
+    """Who holds the remote flock, as its intent file says."""
+    pid: int | None
+    remote: str | None  # the remote's name
+    pushing: bool
+    since: float | None  # when it took the flock (the intent's mtime)
+    auto: bool  # auto-sync's background push (its pid is the one in autosync.lock)
+    alive: bool  # False: a git left running by a ctx that has stopped
+
+    def describe(self, now: float | None = None) -> str:
+        """``auto-sync's own background push has been pushing to origin for 75 s (since 02:14:05)``."""
+        who = ("auto-sync's own background push" if self.auto else
+               f"another ctx (pid {self.pid})" if self.alive and self.pid else
+               "a git command started by a ctx that has stopped" if self.pid else "another ctx")
+        what = ("pushing to" if self.pushing else "fetching from") + f" {self.remote}" if self.remote \
+            else "talking to a remote"
+        if self.since is None:
+            return f"{who} is {what}"
+        now = time.time() if now is None else now
+        return (f"{who} has been {what} for {max(0.0, now - self.since):.0f} s "
+                f"(since {time.strftime('%H:%M:%S', time.localtime(self.since))})")
+
+
+def holder(git: Path) -> Holder:
+    """Read who holds the remote flock (call when it is held by another): the intent file
+    its holder wrote on taking it, and the pid auto-sync's background push keeps in its lock."""
+    try:
+        since: float | None = (git / INTENT).stat().st_mtime
+        lines = (git / INTENT).read_text(errors="replace").splitlines()
+    except OSError:
+        since, lines = None, []
+    first = lines[0].split("\t") if lines else []
+    pid = int(first[0]) if first and first[0].isdigit() else None
+    remote = first[1] if len(first) > 1 and first[1] else None
+    pushing = len(lines) > 1 and lines[1].startswith("push\t")
+    try:
+        auto_pid = int((git / AUTOSYNC_LOCK).read_text(errors="replace").split()[0])
+    except (OSError, ValueError, IndexError):
+        auto_pid = None
+    alive = True
+    if pid is not None:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            alive = False
+        except OSError:
+            pass  # another user's process: alive
+    return Holder(pid, remote, pushing, since, pid is not None and pid == auto_pid and alive, alive)
 
 
 @dataclass
@@ -48,10 +105,12 @@ class RemoteOperation:
 
 @contextmanager
 def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
-                     wait: float | None = None, why: str | None = None) -> Iterator[RemoteOperation]:
+                     wait: float | None = None, why: str | None = None,
+                     remote: str | None = None) -> Iterator[RemoteOperation]:
     """Hold the remote flock for one fetch or push (``pushing``: the remote's URL and
     the commit sent; ``wait``: seconds to wait for it, default CTX_REMOTE_WAIT_SECONDS;
-    ``why``: what set ``wait``, named in the error).
+    ``why``: what set ``wait``, named in the error; ``remote``: the remote's name, kept in
+    the intent so that a ctx kept waiting can say who holds the remote).
     A ``git`` child given the descriptor holds the flock until it exits, so a ctx
     killed while its git runs on leaves no window for recovery."""
     git = root / ".git"
@@ -62,10 +121,9 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
         try:
             wait_for_flock(fd, seconds, "")
         except LockTimeout:
-            raise RemoteInUse(f"another ctx is fetching from or pushing to a remote in this context; "
-                              f"waited {seconds:.3g} s ({why or 'CTX_REMOTE_WAIT_SECONDS'})") from None
+            raise busy(git, seconds, why or "CTX_REMOTE_WAIT_SECONDS") from None
         removed = recover(git)
-        intent = f"{os.getpid()}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
+        intent = f"{os.getpid()}\t{remote or ''}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
         (git / INTENT).write_text(intent)
         yield RemoteOperation(removed, fd)
         # only after success: a git that failed or was stopped half-way (a timeout)
@@ -73,6 +131,19 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
         (git / INTENT).unlink(missing_ok=True)
     finally:
         os.close(fd)  # releases the flock
+
+
+def busy(git: Path, waited: float, why: str) -> RemoteInUse:
+    """The one line for a fetch or push that waited ``waited`` seconds (the wait ``why``
+    names) for the holder of the remote flock: who it is, what it does, since when."""
+    found = holder(git)
+    shown = f"{waited:.1f}".rstrip("0").rstrip(".")
+    line = f"{found.describe()}; this command waited {shown} s for it ({why}) and gave up"
+    if found.auto:
+        idle = settings.seconds("CTX_REMOTE_TIMEOUT")
+        line += (f"; that push stops by itself after {idle:.3g} s without an answer from the server "
+                 "(CTX_REMOTE_TIMEOUT): run this again then, or see .git/ctx/sync.log")
+    return RemoteInUse(line, found.auto, found.remote)
 
 
 def recover(git: Path) -> list[str]:

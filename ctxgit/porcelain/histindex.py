@@ -18,12 +18,8 @@ from pathlib import Path
 
 import pygit2
 
+from ctx.storage import indextables
 from ctxgit.porcelain.commits import CommitInfo, Version, walk_history
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS hist_keys(stores TEXT, key TEXT, tip TEXT, versions TEXT,
-                                     PRIMARY KEY(stores, key));
-"""
 
 
 def _dump(versions: list[Version]) -> str:
@@ -53,7 +49,7 @@ def versions(root: Path, repo: pygit2.Repository, key: str, stores: list[str]) -
     scope = ",".join(stores)
     head = repo.head.target
     try:
-        db.executescript(_SCHEMA)
+        indextables.create(db, indextables.HISTORY)
         row = db.execute("SELECT tip, versions FROM hist_keys WHERE stores = ? AND key = ?",
                          (scope, key)).fetchone()
         known: list[Version] | None = None

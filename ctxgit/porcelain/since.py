@@ -51,31 +51,18 @@ if TYPE_CHECKING:
     from ctx.brief import Since
 
 from ctx.model import STORES
+from ctx.storage import indextables
 from ctxgit.gitfiles import objects
 from ctxgit.gitfiles.refs import head_id
 from ctxgit.gitfiles.trailers import trailers
 
-VERSION = "1"
+VERSION = indextables.SINCE_LOG_VERSION  # the log's layout (its tables: ctx/storage/indextables.py)
 LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 takes over
 KINDS = {"amend": "amended", "supersede": "superseded", "resolve": "resolved",
          "delete": "deleted", "cleanup": "deleted"}
 DELETING = frozenset({"delete", "cleanup"})
 CREATING = frozenset({"set", "send", "handoff"})  # may make an entry: new when nothing came before
 
-_TABLES = """
-CREATE TABLE IF NOT EXISTS log_state(name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS log_commits(seq INTEGER PRIMARY KEY, id TEXT, time INTEGER, author TEXT,
-                                       operation TEXT, merge INTEGER);
-CREATE INDEX IF NOT EXISTS log_by_author ON log_commits(author, merge, seq);
-CREATE TABLE IF NOT EXISTS log_keys(seq INTEGER, store TEXT, key TEXT, author TEXT, time INTEGER,
-                                    operation TEXT, PRIMARY KEY(seq, store, key)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS log_by_key ON log_keys(store, key, seq);
-CREATE TABLE IF NOT EXISTS log_latest(store TEXT, key TEXT, seq INTEGER, author TEXT, time INTEGER,
-                                      operation TEXT, prev TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS log_latest_by_seq ON log_latest(seq);
-"""
-_DROP = ("DROP TABLE IF EXISTS log_commits; DROP TABLE IF EXISTS log_keys; "
-         "DROP TABLE IF EXISTS log_latest; DROP TABLE IF EXISTS log_state;")
 _UPSERT = ("INSERT INTO log_latest VALUES (?,?,?,?,?,?,NULL) ON CONFLICT(store, key) DO UPDATE SET "
            "prev = log_latest.operation, seq = excluded.seq, author = excluded.author, "
            "time = excluded.time, operation = excluded.operation")
@@ -226,8 +213,8 @@ def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
     if _tip(db) is None:  # no usable log (none, another layout, a half-made one): read it all again
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'log_state'").fetchone() and \
                 db.execute("SELECT value FROM log_state WHERE name = 'version'").fetchone() != (VERSION,):
-            db.executescript(_DROP)
-        db.executescript(_TABLES)
+            indextables.drop(db, indextables.SINCE_LOG)
+        indextables.create(db, indextables.SINCE_LOG)
     for attempt in range(3):  # another process may bring it up to date meanwhile: then use its work
         if attempt:
             head = head_id(root) or head
@@ -295,7 +282,7 @@ def _in_memory(root: Path, head: str, author: str, limit: int, rows: list[Row] |
         rows = found[0]
     db = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        db.executescript(_TABLES)
+        indextables.create(db, indextables.SINCE_LOG)
         _insert(db, rows)
         return _answer(db, author, limit)
     finally:

@@ -7,7 +7,8 @@ With it on and main's upstream set:
   one, detached (``python -m ctxgit.sync.auto ROOT``, its own session, no
   terminal, output to ``.git/ctx/sync.log``). It costs the write a few file
   reads and one spawn, never waits for the network and never fails the write.
-- The background push holds ``.git/ctx/autosync.lock`` (one at a time) and
+- The background push holds ``.git/ctx/autosync.lock`` (one at a time; its
+  pid written in it, so that a ctx kept waiting for the remote can name it) and
   syncs while main is ahead, so writes made during a push go with the next
   one (coalesced). After letting the lock go it looks once more, so a write
   that found the lock held just before is never left behind.
@@ -130,6 +131,8 @@ def run(root: Path) -> None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return  # another one runs; it looks again after letting go
+            os.ftruncate(fd, 0)  # its pid: see locks.holder
+            os.write(fd, f"{os.getpid()}\n".encode())
             ok = _sync_while_ahead(root)
         finally:
             os.close(fd)
@@ -169,13 +172,12 @@ def pull_first(root: Path) -> str | None:
     except CtxError as exc:
         from ctxgit.plumbing.locks import RemoteInUse
         from ctxgit.sync.transport import NoAnswer
-        from ctxgit.sync.trigger import running
         text = str(exc)
         state.log(root, f"pull before reading failed: {text}")
         if isinstance(exc, NoAnswer):
             return f"{remote} did not answer within {seconds:g} s (sync-timeout); showing the local context"
         if isinstance(exc, RemoteInUse):
-            who = "auto-sync's own background push" if running(root) else "another ctx on this machine"
+            who = "auto-sync's own background push" if exc.auto else "another ctx on this machine"
             return (f"{who} is still talking to {remote} (its server has not finished answering); "
                     "showing the local context")
         return f"could not pull from {remote} ({text}); showing the local context"

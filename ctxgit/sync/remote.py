@@ -125,7 +125,8 @@ def fetch(repo: pygit2.Repository, remote: pygit2.Remote, warnings: list[str] | 
     ``deadline``: the fetch (and the wait for another one in this root) ends by then."""
     progress.step(f"fetching from {name_of(remote)}")
     wait = deadline.left() if deadline is not None else None
-    with remote_operation(Path(repo.workdir), wait=wait, why=deadline.why if deadline else None) as operation:
+    with remote_operation(Path(repo.workdir), wait=wait, why=deadline.why if deadline else None,
+                          remote=name_of(remote)) as operation:
         _recovered(operation.removed, warnings)
         if transport.use_git():
             transport.git_fetch(Path(repo.workdir), name_of(remote), url_of(remote), operation.fd,
@@ -225,7 +226,7 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
     progress.step(f"sending {sent:,} commit{'s' if sent != 1 else ''} to {name_of(remote)}")
     wait = deadline.left() if deadline is not None else None
     with remote_operation(ctx.root, (url_of(remote), str(head)), wait=wait,
-                          why=deadline.why if deadline else None) as operation:
+                          why=deadline.why if deadline else None, remote=name_of(remote)) as operation:
         _recovered(operation.removed, ctx.recorder.warnings)
         if transport.use_git():
             transport.git_push(ctx.root, name_of(remote), url_of(remote), f"{LOCAL_REF}:{LOCAL_REF}", operation.fd,

@@ -54,7 +54,8 @@ def test_click_commands_are_the_table(command):
 
 def test_the_fast_door_takes_the_everyday_commands():
     assert set(table.fast_commands()) == {"start", "brief", "get", "set", "amend", "supersede", "resolve",
-                                          "basis", "delete", "search", "list"}
+                                          "basis", "delete", "search", "list",
+                                          "send", "inbox", "handoff", "remind", "review"}
 
 
 ARGS = [
@@ -101,10 +102,59 @@ def test_both_doors_print_the_same(root, run, tmp_path, monkeypatch):
 
 
 def _untimed(text: str) -> str:
-    """The two runs may straddle a minute or a second: times are not what is compared."""
+    """The two runs may straddle a minute or a second: times are not what is compared;
+    nor is the second and random part of a new letter's key."""
     import re
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<stamp>", text)
+    text = re.sub(r"(comms:[^:\s]+:)\d+-[0-9a-f]+:", r"\1<id>:", text)
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d", "<time>", text)
+
+
+# the letters' commands (issue 24), with the exit status each must end in
+LETTER_ARGS = [
+    (["send", "Agent Two", "please", "review", "the", "retry", "--expects", "a report"], 0),
+    (["send", "operator", "blocked on the certificate", "--shape", "report", "--json"], 0),
+    (["send", "--shape", "ack", "Agent Two", "looks right"], 0),
+    (["send", "Agent Two", "x", "--shape", "nope"], 2), (["send", "Agent Two"], 2),
+    (["send", "Agent Two", "key", "AKIA" + "ABCDEFGHIJKLMNOP"], 4),
+    (["inbox"], 0), (["inbox", "--all", "--json"], 0), (["inbox", "--since", "2026-01-01"], 0),
+    (["inbox", "--since", "bad-date"], 2),
+    (["handoff", "Agent Two", "--baton", "baton", "--note", "soak passed"], 0),
+    (["handoff", "Agent Two", "--baton", "missing", "--note", "x"], 1),
+    (["handoff", "Agent Two", "--baton", "baton"], 2),
+    (["remind", "k", "+3", "--must-not-forget"], 0), (["remind", "k", "not-a-date"], 2),
+    (["remind", "missing", "+3"], 1), (["remind", "k", "2026-12-20", "--json"], 0),
+    (["review", "k"], 0), (["review", "k", "--stale", "--json"], 0), (["review", "k2"], 2),
+    (["review", "k", "--bogus"], 2),
+]
+
+
+@pytest.mark.slow
+def test_both_doors_run_the_letters_commands_alike(root, run, tmp_path, monkeypatch):
+    """send, inbox, handoff, remind and review through the fast door and through click, on
+    identical contexts: the same output and exit status, errors included."""
+    import shutil
+    _fill(run)
+    assert run("send", "Agent One", "please look at the upload path").exit_code == 0
+    assert run("set", "baton", "State: fix merged").exit_code == 0
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin, symlinks=True)
+    for args, status in LETTER_ARGS:
+        env = {**_env(), "CTX_AUTHOR": "Agent One"}
+        slow = subprocess.run([CTX, *args], capture_output=True, text=True,
+                              env={**env, "CTX_HOME": str(root), "CTX_SLOW_PATH": "1"})
+        fast = subprocess.run([CTX, *args], capture_output=True, text=True, env={**env, "CTX_HOME": str(twin)})
+        assert (fast.returncode, _untimed(fast.stdout), fast.stderr) == \
+               (slow.returncode, _untimed(slow.stdout), slow.stderr), args
+        assert fast.returncode == status, (args, fast.stdout, fast.stderr)
+
+
+@pytest.mark.parametrize("args", [args for args, status in LETTER_ARGS if status != 2 or "bad-date" in args
+                                  or "not-a-date" in args or "k2" in args])
+def test_the_fast_door_parses_the_letters_commands_itself(args):
+    """Only a usage error (click's to report) leaves the fast door; a date ctx cannot read
+    and a missing baton are the handler's errors, through the fast door."""
+    assert isinstance(fastcli.parse(args[0], args[1:]), dict)
 
 
 def _env():
@@ -130,6 +180,9 @@ def test_the_fast_door_never_imports_click_or_pygit2(root, run):
     for args in (["get", "k"], ["search", "value"], ["list"], ["brief"], ["start"], ["--version"]):
         out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=_env())
         assert out.stdout.strip().endswith("LOADED False False"), (args, out.stdout, out.stderr)
+    for args in (["send", "Agent Two", "hello"], ["inbox"], ["remind", "k", "+2"], ["review", "k"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=_env())
+        assert "LOADED False" in out.stdout, (args, out.stdout, out.stderr)
 
 
 @pytest.mark.slow
@@ -138,7 +191,8 @@ def test_a_read_through_the_index_loads_only_what_it_uses(root, run):
     form): neither json, the store's layout code, threading nor typing is loaded."""
     _fill(run)
     assert run("list").exit_code == 0  # the index is built
-    heavy = ("json", "ctx.storage.textlayout", "threading", "typing", "dataclasses", "unicodedata")
+    heavy = ("json", "ctx.storage.textlayout", "threading", "typing", "dataclasses", "unicodedata",
+             "ctx.cli.table_letters", "ctx.cli.commands.letters")
     code = ("import sys; sys.argv = ['ctx'] + sys.argv[1:]\n"
             "from ctx.cli.fast import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"

@@ -82,7 +82,7 @@ BLANKS = ("", "   ", "\t\n")
 
 SECONDS = [("CTX_LOCK_TIMEOUT", lambda env=None: settings.seconds("CTX_LOCK_TIMEOUT", env), 60.0),
            ("CTX_GIT_RETRY_SECONDS", lambda env=None: settings.seconds("CTX_GIT_RETRY_SECONDS", env), 10.0),
-           ("CTX_REMOTE_WAIT_SECONDS", lambda env=None: settings.seconds("CTX_REMOTE_WAIT_SECONDS", env), 600.0),
+           ("CTX_REMOTE_WAIT_SECONDS", lambda env=None: settings.seconds("CTX_REMOTE_WAIT_SECONDS", env), 90.0),
            ("CTX_REMOTE_TIMEOUT", lambda env=None: settings.seconds("CTX_REMOTE_TIMEOUT", env), 60.0)]
 
 

@@ -71,7 +71,7 @@ def test_remote_operations_in_one_root_take_turns(tmp_path, monkeypatch):
     worker.start()
     try:
         assert inside.wait(5)
-        with pytest.raises(LockTimeout, match="another ctx is fetching from or pushing to"):
+        with pytest.raises(LockTimeout, match=r"another ctx \(pid \d+\) has been talking to a remote for"):
             with locks.remote_operation(tmp_path):
                 pass
     finally:

@@ -1,0 +1,120 @@
+"""The read index's file and every table in it: declared here, and made only here.
+
+The file is ``.git/ctx/index-v3.sqlite`` (``FILE``): this machine's own cache,
+never committed nor synced, derived from the stores and from git, so it may be
+removed at any time (``ctx reindex`` does) and each part of it is rebuilt on
+its next use. Its name carries its layout's version: a file of an older one
+(``OLD_FILES``) is removed when the current one is made, never read.
+
+Its tables come in groups, each used by one module and rebuilt by its own rule:
+
+- ``ENTRIES`` (``ctx/storage/index.py``): a row per entry, and a store's rows are
+  rebuilt from its file whenever the file's identity (size, mtime, inode) is
+  not the one recorded in ``meta``;
+- ``FTS`` and ``WORDS`` (``ctx/storage/index.py``, for ``search`` and ``search
+  --semantic``): made on first use, a store's rows copied again from
+  ``entries`` when its identity moved on (``fts_meta``, ``words_meta``); the
+  vector sets of ``ctx/meaning/`` likewise;
+- ``SINCE_LOG`` (``ctxgit/porcelain/since.py``): the history's commits and the
+  keys they changed, appended up to HEAD; dropped and read again from git when
+  its ``log_state`` names another ``SINCE_LOG_VERSION`` or is missing, emptied
+  when the history was rewritten;
+- ``HISTORY`` (``ctxgit/porcelain/histindex.py``, ``ctx history``): a key's
+  versions and the commit they reach; read again when that commit is no longer
+  an ancestor of HEAD.
+
+The core declares the git layer's tables as text (their SQL) and never imports
+the git layer; the git layer makes and drops its tables through ``create`` and
+``drop``. A new table (or a changed one) is declared here: a changed layout of a
+group that has a version bumps it; of one that has none, ``FILE``'s version.
+
+Imported on every read (by ``index.py``): strings only.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+
+FILE = "index-v3.sqlite"
+OLD_FILES = "index-v[12].sqlite*"  # the layouts before it (v2: no due column)
+
+ENTRIES = "entries"
+FTS = "fts"
+WORDS = "words"
+SINCE_LOG = "since-log"
+HISTORY = "history"
+
+SINCE_LOG_VERSION = "1"  # kept in log_state; another value: the since-log is dropped and read again
+
+_SQL: dict[str, str] = {
+    ENTRIES: """
+CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
+                                racy INTEGER, digest INTEGER, count INTEGER);
+CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, source TEXT,
+                                   status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
+                                   body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
+CREATE INDEX IF NOT EXISTS by_due ON entries(due) WHERE due IS NOT NULL;
+CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
+""",
+    FTS: ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
+          "tokenize='unicode61 remove_diacritics 0');"),
+    # any word of the query, stemmed (porter), ranked by bm25(); and each store's vectors of a
+    # model, as one set: the keys, the digests of the texts read, the vectors (ctx/meaning/)
+    WORDS: """
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(store UNINDEXED, key UNINDEXED, text,
+                                                    tokenize='porter unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS words_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
+CREATE TABLE IF NOT EXISTS vector_sets(store TEXT, model TEXT, size INTEGER, mtime INTEGER, ino INTEGER,
+                                       keys BLOB, ids BLOB, vecs BLOB, PRIMARY KEY(store, model));
+""",
+    SINCE_LOG: """
+CREATE TABLE IF NOT EXISTS log_state(name TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_commits(seq INTEGER PRIMARY KEY, id TEXT, time INTEGER, author TEXT,
+                                       operation TEXT, merge INTEGER);
+CREATE INDEX IF NOT EXISTS log_by_author ON log_commits(author, merge, seq);
+CREATE TABLE IF NOT EXISTS log_keys(seq INTEGER, store TEXT, key TEXT, author TEXT, time INTEGER,
+                                    operation TEXT, PRIMARY KEY(seq, store, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS log_by_key ON log_keys(store, key, seq);
+CREATE TABLE IF NOT EXISTS log_latest(store TEXT, key TEXT, seq INTEGER, author TEXT, time INTEGER,
+                                      operation TEXT, prev TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS log_latest_by_seq ON log_latest(seq);
+""",
+    HISTORY: """
+CREATE TABLE IF NOT EXISTS hist_keys(stores TEXT, key TEXT, tip TEXT, versions TEXT,
+                                     PRIMARY KEY(stores, key));
+""",
+}
+
+
+def sql(group: str) -> str:
+    """The statements that make ``group``'s tables (each ``IF NOT EXISTS``)."""
+    return _SQL[group]
+
+
+def tables(group: str) -> list[str]:
+    """The names of ``group``'s tables (not their indexes), in the order they are made."""
+    names = []
+    for line in _SQL[group].splitlines():
+        words = line.split()
+        if words[:2] == ["CREATE", "TABLE"] or words[:3] == ["CREATE", "VIRTUAL", "TABLE"]:
+            name = words[words.index("EXISTS") + 1]
+            names.append(name.split("(", 1)[0])
+    return names
+
+
+def create(db: sqlite3.Connection, group: str) -> None:
+    """Make ``group``'s tables in ``db`` where they are missing (the index file, or a
+    database in memory standing in for it). One statement at a time: unlike
+    ``executescript``, this never commits a transaction the caller has open."""
+    for statement in _SQL[group].split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def drop(db: sqlite3.Connection, group: str) -> None:
+    """Drop ``group``'s tables (and so their indexes): the next use makes and fills them again."""
+    for name in tables(group):
+        db.execute(f"DROP TABLE IF EXISTS {name}")
