@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model
-from ctx.storage.files import Identity, read_raw, store_path
+from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, store_path
 
 FILE = "index-v2.sqlite"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    body BLOB, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
+CREATE TABLE IF NOT EXISTS flaws(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
+                                 incomplete BLOB);
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
         "tokenize='unicode61 remove_diacritics 0')")
@@ -195,12 +197,38 @@ class Index:
         if not self.writable:
             return
         rows = [row_for(store, k, e) for k, e in (entries or {}).items()]
+        incomplete = tuple((k, ", ".join(sorted(REQUIRED_FIELDS - e.keys())))
+                           for k, e in (entries or {}).items() if not REQUIRED_FIELDS <= e.keys())
         with self._transaction():
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
+            self._set_flaws(store, identity, incomplete)
         self._fresh.add(store)
+
+    def _set_flaws(self, store: str, identity: Identity | None, incomplete: tuple) -> None:
+        if identity is None:
+            self.db.execute("DELETE FROM flaws WHERE store = ?", (store,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO flaws VALUES (?,?,?,?,?)",
+                            (store, *identity[:3], marshal.dumps(incomplete, MARSHAL_VERSION)))
+
+    def described(self, store: str, identity: Identity, raw: bytes) -> tuple[int, tuple] | None:
+        """What a full parse of ``raw`` (the store file, read with ``identity``) found, when
+        the index was made from one: its entry count and its incomplete entries; None
+        otherwise (another file, an index an older ctx kept)."""
+        try:
+            meta = self._meta(store)
+            flaws = self.db.execute("SELECT size, mtime, ino, incomplete FROM flaws WHERE store = ?",
+                                    (store,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if meta is None or flaws is None or tuple(meta[:3]) != tuple(identity) or tuple(flaws[:3]) != tuple(identity):
+            return None
+        if meta[3] and zlib.crc32(raw) != meta[4]:  # racily indexed: the bytes decide
+            return None
+        return meta[5], marshal.loads(flaws[3])
 
     def apply(self, store: str, old: Identity | None, new: Identity, raw: bytes,
               changes: list[tuple[str, dict | None]], count: int) -> bool:
@@ -225,6 +253,7 @@ class Index:
                                     row_for(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
+            self._set_flaws(store, new, ())  # ctx never writes a store with an incomplete entry
         return True
 
     def _transaction(self):

@@ -156,9 +156,20 @@ def _needle(key: str, marks: _Marks) -> Any:
     return text if marks is _TEXT else text.encode("utf-8", "surrogatepass")
 
 
+_LAST_REGION: list[Any] = [None, None]  # (the bytes or text, its region): a write asks several times
+
+
 def _region(data: Any, marks: _Marks) -> tuple[int, int] | None:
     """``(body, close)``: the inside of the entries object, ``data[body:close]``
     (``body == close`` when it is ``{}``); None when ``data`` is not in ctx's layout."""
+    if _LAST_REGION[0] is data:
+        return _LAST_REGION[1]  # (the search for its close reads the whole file)
+    found = _find_region(data, marks)
+    _LAST_REGION[:] = data, found
+    return found
+
+
+def _find_region(data: Any, marks: _Marks) -> tuple[int, int] | None:
     if not data.startswith(marks.start):
         return None
     opened = data.find(marks.open)
@@ -187,11 +198,14 @@ def _plain(data: Any, body: int, close: int, marks: _Marks) -> bool:
     return marks.escape.search(data, body, close) is None
 
 
-def _locate(data: Any, key: str, marks: _Marks) -> tuple[int, int, int, int, int] | None:
+def _locate(data: Any, key: str, marks: _Marks,
+            absent: bool = False) -> tuple[int, int, int, int, int] | None:
     """``(body, close, at, value, end)``: the entries' inside ``[body, close)``, the
     entry's member text ``[at, end)`` and its object from ``value``; ``at == -1`` when
-    the layout proves there is no such entry. None: not ctx's layout, or it cannot
-    tell (escapes that may spell the key, the key twice, an entry not an object)."""
+    the layout proves there is no such entry (``absent``: a parse of these very bytes
+    found none, so escapes that could spell it need not be ruled out). None: not ctx's
+    layout, or it cannot tell (escapes that may spell the key, the key twice, an entry
+    not an object)."""
     region = _region(data, marks)
     if region is None:
         return None
@@ -199,7 +213,7 @@ def _locate(data: Any, key: str, marks: _Marks) -> tuple[int, int, int, int, int
     needle = _needle(key, marks)
     at = data.find(needle, body, close) if close > body else -1
     if at < 0:
-        return (body, close, -1, -1, -1) if close == body or _plain(data, body, close, marks) else None
+        return (body, close, -1, -1, -1) if close == body or absent or _plain(data, body, close, marks) else None
     value = at + len(needle)
     if data.find(needle, value, close) >= 0:
         return None  # written twice: JSON keeps the last, a reader must parse it all
@@ -470,3 +484,113 @@ def _set_updated(text: str, value: Any) -> bytes | None:
     _encode(value, "\n  ", parts)
     parts.append(text[end:])
     return "".join(parts).encode("utf-8")
+
+
+# --- the write path's splice: bytes a full parse described ---------------------------------
+
+def top_level(raw: bytes) -> dict[str, Any] | None:
+    """The top-level object of a store file in ctx's layout, its entries left out
+    (``"entries": {}``): the head and tail around the entries object, parsed; None when
+    the bytes are not in ctx's layout."""
+    region = _region(raw, _BYTES)
+    if region is None:
+        return None
+    body, close = region
+    try:
+        top = json.loads(b"".join((memoryview(raw)[:body], memoryview(raw)[close:])))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(top, dict) or top.get("entries") != {}:
+        return None
+    return top
+
+
+def splice_known(raw: bytes, edits: Iterable[tuple[str, Any, Any]], last_updated: Any) -> bytes | None:
+    """``splice`` for the bytes of a store file that a full parse described (the read
+    index): each edit's ``before`` is what that parse found under its key (None: no such
+    key). The bytes are never decoded whole: the layout finds each entry, its text must
+    parse to ``before`` (a layout misread never reaches the disk), and the file is
+    joined once around the changed spans. The same bytes as ``splice``; None when the
+    layout disagrees with the parse (write the parsed data whole instead)."""
+    edits = list(edits)
+    if not edits or len(edits) > MAX_EDITS:
+        return None
+    data = raw
+    last: tuple[int, int, bytes] | None = None
+    for number, (key, before, after) in enumerate(edits):
+        span = _span(data, key, before, after)
+        if span is None:
+            return None
+        if number < len(edits) - 1:
+            data = _joined(data, [span])
+        else:
+            last = span
+    assert last is not None
+    updated = _updated_span(data, last_updated)
+    if updated is None or updated[1] > last[0]:
+        return None
+    return _joined(data, [updated, last])
+
+
+def _span(data: bytes, key: str, before: Any, after: Any) -> tuple[int, int, bytes] | None:
+    """``(start, stop, replacement)``: the one change to ``data`` that edits ``key``."""
+    marks = _BYTES
+    found = _locate(data, key, marks, absent=before is None)
+    if found is None:
+        return None
+    body, close, at, value, end = found
+    if before is None:
+        if at >= 0 or after is None:
+            return None
+        text = _member(key, after, marks)
+        return (body, body, text + marks.outdent) if close == body else (close, close, marks.comma + text)
+    if at < 0:
+        return None
+    try:
+        if json.loads(data[value:end]) != before:
+            return None
+    except (ValueError, RecursionError):
+        return None
+    if after is not None:
+        return at, end, _member(key, after, marks)
+    if end < close:
+        return at, end + 1, b""
+    if at > body:
+        return at - 1, end, b""
+    return body, close + len(marks.outdent), b""
+
+
+def _updated_span(data: bytes, value: Any) -> tuple[int, int, bytes] | None:
+    """The span of the top-level ``last_updated`` value (a member before the entries, on
+    one line) and its new text."""
+    marks = _BYTES
+    key = _UPDATED.encode("utf-8")
+    at = data.find(key, 0, data.find(marks.open) + 1)
+    if at < 0:
+        return None
+    begin = at + len(key)
+    stop = data.find(marks.newline, begin)
+    line = data[begin:stop]
+    if line.endswith(marks.comma):
+        line = line[:-1]
+    try:
+        old = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(old, (dict, list)):
+        return None
+    parts: list[str] = []
+    _encode(value, "\n  ", parts)
+    return begin, begin + len(line), "".join(parts).encode("utf-8")
+
+
+def _joined(data: bytes, spans: list[tuple[int, int, bytes]]) -> bytes:
+    """``data`` with each ``(start, stop, replacement)`` (in order, apart) applied: one copy."""
+    view = memoryview(data)
+    pieces: list[Any] = []
+    done = 0
+    for start, stop, replacement in spans:
+        pieces += [view[done:start], replacement]
+        done = stop
+    pieces.append(view[done:])
+    return b"".join(pieces)

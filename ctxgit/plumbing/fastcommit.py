@@ -23,6 +23,7 @@ import time
 import zlib
 from pathlib import Path
 
+from ctx import phases
 from ctxgit.plumbing.refs import head_id
 
 STATE = "ctx/state.json"
@@ -133,18 +134,27 @@ def _stat(path: Path) -> list[int] | None:
         return None
 
 
-def _sha(kind: bytes, body: bytes) -> tuple[str, bytes]:
-    data = kind + b" %d\0" % len(body) + body
-    return hashlib.sha1(data).hexdigest(), data
+def _sha(kind: bytes, body: bytes) -> tuple[str, tuple[bytes, bytes]]:
+    """An object's id, and its header and body (never joined: a store's blob is megabytes)."""
+    header = kind + b" %d\0" % len(body)
+    digest = hashlib.sha1(header)
+    digest.update(body)
+    return digest.hexdigest(), (header, body)
 
 
-def _write_object(git: Path, sha: str, data: bytes) -> int:
+def blob_id(content: bytes) -> str:
+    """The git blob id of ``content``."""
+    return _sha(b"blob", content)[0]
+
+
+def _write_object(git: Path, sha: str, data: tuple[bytes, bytes]) -> int:
     """A loose object; returns its size on disk (0 when it existed already)."""
     folder = git / "objects" / sha[:2]
     path = folder / sha[2:]
     if path.exists():
         return 0
-    packed = zlib.compress(data, 1)
+    squeeze = zlib.compressobj(1)
+    packed = b"".join([squeeze.compress(data[0]), squeeze.compress(data[1]), squeeze.flush()])
     tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
     for attempt in range(20):
         # a background `git gc` removes object directories it has emptied: make it again
@@ -225,34 +235,49 @@ def forget_state(root: Path) -> None:
 
 def load_state(root: Path) -> dict | None:
     """The recorded state, if the repository is still exactly as it says; else None."""
+    return check_state(root)[0]
+
+
+def check_state(root: Path) -> tuple[dict | None, str]:
+    """``load_state``, and when it is None why the fast commit cannot be used (a phrase
+    for ``ctx doctor --check``); "" with a state."""
     git = root / ".git"
     if git.is_symlink() or not git.is_dir():
-        return None  # libgit2's way refuses it with a clear message
+        return None, "the repository is not a plain .git directory"  # libgit2's way refuses it clearly
     try:
         state = json.loads((git / STATE).read_text())
+    except FileNotFoundError:
+        return None, "no record of ctx's last commit (.git/ctx/state.json)"
+    except (OSError, ValueError):
+        return None, "the record of ctx's last commit is unreadable"
+    try:
         if (git / "HEAD").read_text() != "ref: refs/heads/main\n":
-            return None
+            return None, "HEAD is not the branch main"
         if head_id(root) != state["head"]:
-            return None
+            return None, "main moved since ctx's last commit (a commit, pull or reset outside ctx)"
         if "signing" not in state:
-            return None  # written by a ctx that did not record how to sign: libgit2 looks again
+            return None, "the record was written by an older ctx"
     except (OSError, ValueError, KeyError):
-        return None
-    if any((git / name).exists() for name in ("index.lock", "MERGE_HEAD", "refs/heads/main.lock")):
-        return None
-    if _stat(git / "index") != state["index"] or _stat(git / "config") != state["config"]:
-        return None
+        return None, "the record of ctx's last commit is unreadable"
+    for name in ("index.lock", "MERGE_HEAD", "refs/heads/main.lock"):
+        if (git / name).exists():
+            return None, f".git/{name} exists"
+    if _stat(git / "index") != state["index"]:
+        return None, "git's index changed since ctx's last commit (a git add, status or gc?)"
+    if _stat(git / "config") != state["config"]:
+        return None, ".git/config changed since ctx's last commit"
     if state.get("global") != _global_configs():
-        return None
+        return None, "the user's git configuration changed since ctx's last commit"
     on_disk = _versioned(root)
     if on_disk != state["files"]:
-        return None
+        changed = sorted(p for p in set(on_disk) | set(state["files"]) if on_disk.get(p) != state["files"].get(p))
+        return None, f"{', '.join(changed[:3])} changed outside ctx"
     racy = time.time_ns() - RACY_NS
     for path, ident in on_disk.items():  # changed within the clock's tick: compare the bytes
         if ident[1] >= racy or ident[1] >= state["written"] - RACY_NS:
-            if _sha(b"blob", (root / path).read_bytes())[0] != state["blobs"].get(path):
-                return None
-    return state
+            if blob_id((root / path).read_bytes()) != state["blobs"].get(path):
+                return None, f"{path} changed outside ctx"
+    return state, ""
 
 
 # --- the index -----------------------------------------------------------------------
@@ -309,6 +334,7 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
         if any(c in text for c in "<>\n\0"):
             return None
     blob, blob_data = _sha(b"blob", content)
+    phases.lap("hash")
     memory = [[m, n, blob if n == file_name else s] for m, n, s in state["memory"]]
     memory_sha, memory_data = _sha(b"tree", _tree_bytes(memory))
     root_tree = [[m, n, memory_sha if n == "memory" else s] for m, n, s in state["root"]]
@@ -325,6 +351,7 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     written = 0
     for sha, data in ((blob, blob_data), (memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
         written += _write_object(git, sha, data)
+    phases.lap("compress")
     st = os.stat(root / store_path)
     if _identity(st)[0] != len(content):
         return None
