@@ -296,7 +296,7 @@ def bench_phases(n: int, runs: int, commits: int) -> list[tuple[str, float, floa
             lines = log.read_text().splitlines() if log.exists() else []
             laps.append(json.loads(lines[-1]) if lines else {})
         medians = {p: statistics.median(lap.get(p, 0.0) for lap in laps) for p in PHASES}
-        other = statistics.median(w - sum(lap.values()) for w, lap in zip(walls, laps))
+        other = statistics.median(w - sum(lap.values()) for w, lap in zip(walls, laps, strict=True))
         total = statistics.median(walls)
         print(f"  {n:>7} {name:<24} " + " ".join(f"{medians[p]:8.1f}" for p in PHASES)
               + f" {other:8.1f} {total:8.1f}", flush=True)

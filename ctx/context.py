@@ -290,9 +290,11 @@ class Context:
             for name in changed:
                 check_writable(stores_read[name])
             old_identity = {}
+            replaced_raw: dict[str, bytes | None] = {}
             for name in changed:
                 store = stores_read[name]
                 old = store.raw if store.exists else None
+                replaced_raw[name] = old
                 old_identity[name] = store.identity
                 store.top["last_updated"] = stamp
                 if name in outcome.raw:  # serialized by the mutation: only last_updated changes
@@ -308,9 +310,10 @@ class Context:
             paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
                      + [p for p in created if not p.endswith("/")])
             contents = {f"memory/{n}.json": stores_read[n].raw for n in changed}
+            replaced = {f"memory/{n}.json": old for n in changed if (old := replaced_raw.get(n)) is not None}
             self.recorder.record(Change(operation, edits, paths, self.author, forced,
                                         outcome.subject or subject,
-                                        outcome.trailers or trailers or [], outcome.parents, contents))
+                                        outcome.trailers or trailers or [], outcome.parents, contents, replaced))
         except BaseException:
             _restore(written)  # a write that is not committed is not made
             raise

@@ -299,7 +299,8 @@ class GitRecorder:
                                 after=content)])
         phases.lap("check")
         done = fastcommit.commit_store(self.root, state, paths[0], content, message_for(change),
-                                       name, email, tuple(operator) if operator else None)
+                                       name, email, tuple(operator) if operator else None,
+                                       change.replaced.get(paths[0]))
         phases.lap("commit")
         if done is None:
             self._why_slow = "git's lock files were held, or the store file changed while committing"

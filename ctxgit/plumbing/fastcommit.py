@@ -147,14 +147,16 @@ def blob_id(content: bytes) -> str:
     return _sha(b"blob", content)[0]
 
 
-def _write_object(git: Path, sha: str, data: tuple[bytes, bytes]) -> int:
-    """A loose object; returns its size on disk (0 when it existed already)."""
+def _write_object(git: Path, sha: str, data: tuple[bytes, bytes], packed: bytes | None = None) -> int:
+    """A loose object (``packed``: its bytes, compressed already); returns its size on disk
+    (0 when it existed already)."""
     folder = git / "objects" / sha[:2]
     path = folder / sha[2:]
     if path.exists():
         return 0
-    squeeze = zlib.compressobj(1)
-    packed = b"".join([squeeze.compress(data[0]), squeeze.compress(data[1]), squeeze.flush()])
+    if packed is None:
+        squeeze = zlib.compressobj(1)
+        packed = b"".join([squeeze.compress(data[0]), squeeze.compress(data[1]), squeeze.flush()])
     tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
     for attempt in range(20):
         # a background `git gc` removes object directories it has emptied: make it again
@@ -321,10 +323,13 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
 # --- the commit ----------------------------------------------------------------------------
 
 def commit_store(root: Path, state: dict, store_path: str, content: bytes, message: str,
-                 name: str, email: str, committer: tuple[str, str] | None = None) -> tuple[str, int] | None:
+                 name: str, email: str, committer: tuple[str, str] | None = None,
+                 old: bytes | None = None) -> tuple[str, int] | None:
     """Commit one store file's new ``content``, by author ``name <email>`` and ``committer``
     (default: the author), signed when the state says git signs; (commit id, loose bytes)
-    or None to fall back. A signer that fails raises GitError before anything is written."""
+    or None to fall back. A signer that fails raises GitError before anything is written.
+    ``old``: the file's bytes in HEAD, whose loose blob's pieces the new one may reuse
+    (``pieces.py``)."""
     git = root / ".git"
     file_name = store_path.split("/", 1)[1]
     if store_path not in state["files"] or not any(e[1] == file_name for e in state["memory"]):
@@ -348,8 +353,11 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
         from ctxgit.plumbing.signing import sign, with_signature
         body = with_signature(body, sign(body, state["signing"], (committer_name, committer_email), root))
     commit, commit_data = _sha(b"commit", body)
-    written = 0
-    for sha, data in ((blob, blob_data), (memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
+    from ctxgit.plumbing import pieces
+    packed, chart = pieces.compress(git, store_path, blob, blob_data[0], content, old, state["blobs"].get(store_path))
+    written = _write_object(git, blob, blob_data, packed)
+    pieces.remember(git, store_path, chart if written else None)
+    for sha, data in ((memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
         written += _write_object(git, sha, data)
     phases.lap("compress")
     st = os.stat(root / store_path)
