@@ -251,12 +251,14 @@ def read_store(root: Path, name: str, checked: bool = False) -> StoreFile:
     return parse_store(name, path, *found, checked=checked)
 
 
-def read_known(root: Path, name: str, described: Callable[[Identity, bytes], tuple[int, tuple] | None],
+def read_known(root: Path, name: str,
+               described: Callable[[Identity, bytes], tuple[int, tuple, tuple[int, int] | None] | None],
                known: Callable[[str], Entry | None]) -> StoreFile:
     """Read one store for a write without parsing its entries, when a full parse of
     these very bytes is on record: ``described(identity, raw)`` gives that parse's entry
-    count and incomplete entries (the read index), or None; ``known(key)`` an entry as it
-    found it. Otherwise (and for bytes not in ctx's layout) the file is parsed whole."""
+    count and incomplete entries, and where the entries are in the bytes (the read index),
+    or None; ``known(key)`` an entry as it found it. Otherwise (and for bytes not in
+    ctx's layout) the file is parsed whole."""
     path = store_path(root, name)
     found = read_raw(path)
     if found is None:
@@ -265,7 +267,9 @@ def read_known(root: Path, name: str, described: Callable[[Identity, bytes], tup
     facts = described(identity, raw)
     top = None
     if facts is not None:
-        from ctx.storage.textlayout import top_level
+        from ctx.storage.bytesplice import known_region, top_level
+        if facts[2] is not None:
+            known_region(raw, *facts[2])  # the entries' region, kept by the index: no search
         top = top_level(raw)
     if facts is None or top is None:
         return parse_store(name, path, raw, identity, checked=facts is not None)
@@ -367,7 +371,8 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     nothing else changed but ``last_updated``), only those entries' text is
     rewritten (``textlayout.splice``); otherwise the whole file is serialized.
     """
-    from ctx.storage.textlayout import serialize, splice, splice_known
+    from ctx.storage.bytesplice import splice_known
+    from ctx.storage.textlayout import serialize, splice
     check_writable(store)
     content = None
     if store.known is not None:  # not parsed whole: the edits are spliced into the bytes

@@ -48,8 +48,8 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    body BLOB, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
-CREATE TABLE IF NOT EXISTS flaws(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
-                                 incomplete BLOB);
+CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
+                                  incomplete BLOB, body INTEGER, close INTEGER);
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
         "tokenize='unicode61 remove_diacritics 0')")
@@ -204,31 +204,36 @@ class Index:
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
-            self._set_flaws(store, identity, incomplete)
+            self._set_layout(store, identity, incomplete, raw)
         self._fresh.add(store)
 
-    def _set_flaws(self, store: str, identity: Identity | None, incomplete: tuple) -> None:
+    def _set_layout(self, store: str, identity: Identity | None, incomplete: tuple, raw: bytes) -> None:
+        """What a write needs of the file with ``identity``: its incomplete entries (the full
+        parse's), and where its entries are in ``raw`` (None: not in ctx's layout)."""
         if identity is None:
-            self.db.execute("DELETE FROM flaws WHERE store = ?", (store,))
-        else:
-            self.db.execute("INSERT OR REPLACE INTO flaws VALUES (?,?,?,?,?)",
-                            (store, *identity[:3], marshal.dumps(incomplete, MARSHAL_VERSION)))
+            self.db.execute("DELETE FROM layout WHERE store = ?", (store,))
+            return
+        from ctx.storage.bytesplice import region_of  # (a write's, or a rebuild's: never a fresh read's)
+        region = region_of(raw) or (None, None)
+        self.db.execute("INSERT OR REPLACE INTO layout VALUES (?,?,?,?,?,?,?)",
+                        (store, *identity[:3], marshal.dumps(incomplete, MARSHAL_VERSION), *region))
 
-    def described(self, store: str, identity: Identity, raw: bytes) -> tuple[int, tuple] | None:
+    def described(self, store: str, identity: Identity,
+                  raw: bytes) -> tuple[int, tuple, tuple[int, int] | None] | None:
         """What a full parse of ``raw`` (the store file, read with ``identity``) found, when
-        the index was made from one: its entry count and its incomplete entries; None
-        otherwise (another file, an index an older ctx kept)."""
+        the index was made from one: its entry count, its incomplete entries and where its
+        entries are in ``raw``; None otherwise (another file, an index an older ctx kept)."""
         try:
             meta = self._meta(store)
-            flaws = self.db.execute("SELECT size, mtime, ino, incomplete FROM flaws WHERE store = ?",
-                                    (store,)).fetchone()
+            kept = self.db.execute("SELECT size, mtime, ino, incomplete, body, close FROM layout "
+                                   "WHERE store = ?", (store,)).fetchone()
         except sqlite3.Error:
             return None
-        if meta is None or flaws is None or tuple(meta[:3]) != tuple(identity) or tuple(flaws[:3]) != tuple(identity):
+        if meta is None or kept is None or tuple(meta[:3]) != tuple(identity) or tuple(kept[:3]) != tuple(identity):
             return None
         if meta[3] and zlib.crc32(raw) != meta[4]:  # racily indexed: the bytes decide
             return None
-        return meta[5], marshal.loads(flaws[3])
+        return meta[5], marshal.loads(kept[3]), (kept[4], kept[5]) if kept[4] is not None else None
 
     def apply(self, store: str, old: Identity | None, new: Identity, raw: bytes,
               changes: list[tuple[str, dict | None]], count: int) -> bool:
@@ -253,7 +258,7 @@ class Index:
                                     row_for(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
-            self._set_flaws(store, new, ())  # ctx never writes a store with an incomplete entry
+            self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
         return True
 
     def _transaction(self):
