@@ -274,12 +274,25 @@ def check_state(root: Path) -> tuple[dict | None, str]:
     if on_disk != state["files"]:
         changed = sorted(p for p in set(on_disk) | set(state["files"]) if on_disk.get(p) != state["files"].get(p))
         return None, f"{', '.join(changed[:3])} changed outside ctx"
-    racy = time.time_ns() - RACY_NS
-    for path, ident in on_disk.items():  # changed within the clock's tick: compare the bytes
-        if ident[1] >= racy or ident[1] >= state["written"] - RACY_NS:
-            if blob_id((root / path).read_bytes()) != state["blobs"].get(path):
-                return None, f"{path} changed outside ctx"
+    try:
+        recorded = os.stat(git / STATE).st_mtime_ns
+    except OSError:
+        return None, "the record of ctx's last commit is unreadable"
+    for path, ident in on_disk.items():
+        if _racy(ident[1], recorded) and blob_id((root / path).read_bytes()) != state["blobs"].get(path):
+            return None, f"{path} changed outside ctx"
     return state, ""
+
+
+def _racy(mtime: int, recorded: int) -> bool:
+    """git's rule for a "racily clean" file: one not older than the record of it (the
+    state file, written after it, on the same file system and clock) may have changed
+    since within the same clock tick, its size, time and inode unchanged: its bytes
+    decide. Any change after that tick moves its time past the record's. Where the
+    file system keeps whole seconds (no sub-millisecond part), the last ``RACY_NS``
+    before the record count too."""
+    fine = mtime % 1_000_000 and recorded % 1_000_000
+    return mtime >= recorded - (0 if fine else RACY_NS)
 
 
 # --- the index -----------------------------------------------------------------------

@@ -126,3 +126,26 @@ def test_doctor_check_says_why_writes_are_slow_when_they_are_for_long(root, run,
         assert "CTX_GIT_SLOW is set" in done.output
         assert run("set", "a", "fast again", author="A").exit_code == 0
         assert "not the fast commit" not in run("doctor", "--check").output
+
+
+@pytest.mark.parametrize("same_tick", [True, False])
+def test_a_change_in_the_tick_of_the_last_commit_is_found_by_its_bytes(root, run, same_tick):
+    from pathlib import Path
+
+    from ctxgit.plumbing import fastcommit
+    assert run("set", "a", "one", author="A").exit_code == 0
+    assert run("set", "a", "two", author="A").exit_code == 0
+    state_file = root / ".git" / fastcommit.STATE
+    recorded = json.loads(state_file.read_text())["files"]["memory/shared.json"]
+    path = store_path(root, "shared")
+    with open(path, "r+b") as handle:  # in place: the same inode and size, another byte
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace(b'"two"', b'"TWO"'))
+    os.utime(path, ns=(recorded[1], recorded[1]))  # and the time it had: only the bytes tell
+    later = recorded[1] if same_tick else recorded[1] + 5_000_000
+    os.utime(state_file, ns=(later, later))
+    state, why = fastcommit.check_state(Path(root))
+    assert (state is None) == same_tick  # git's rule: a file older than the record is taken as clean
+    if same_tick:
+        assert why == "memory/shared.json changed outside ctx"
