@@ -342,6 +342,10 @@ def remember(repo) -> None:
             fastcommit.forget_state(root)  # something is staged: not the state of a clean commit
             return
         blobs = {e.path: str(e.id) for e in index}
+        from hooks.unsafe_paths import forbidden
+        if any(forbidden(path) for path in blobs):
+            fastcommit.forget_state(root)  # (a pull brought a lock or temporary file): libgit2 takes it out
+            return
         from ctxgit.plumbing.repo import machine_identity
         from ctxgit.plumbing.signing import signing_config
         identity = machine_identity(repo)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-from ctx.storage.textlayout import _BYTES, _LAST_REGION, _UPDATED, MAX_EDITS, _encode, _locate, _member, _region
+from ctx.storage.textlayout import _BYTES, _UPDATED, MAX_EDITS, _encode, _keep_region, _locate, _member, _region
 
 
 def region_of(raw: bytes) -> tuple[int, int] | None:
@@ -39,7 +39,7 @@ def known_region(raw: bytes, body: int, close: int) -> bool:
         ok, after = raw.startswith(marks.entry, body) and raw.startswith(marks.close, close), close + len(marks.close)
     if not ok or not (raw.startswith(marks.after_close, after) or raw.startswith(marks.next_top, after)):
         return False
-    _LAST_REGION[:] = raw, (body, close)
+    _keep_region(raw, (body, close))
     return True
 
 
@@ -166,5 +166,5 @@ def _joined(data: bytes, spans: list[tuple[int, int, bytes]]) -> bytes:
                 region = None
                 break
         if region is not None and not known_region(out, body + to_body, close + to_close):
-            _LAST_REGION[:] = None, None
+            _keep_region(None, None)
     return out

@@ -156,16 +156,23 @@ def _needle(key: str, marks: _Marks) -> Any:
     return text if marks is _TEXT else text.encode("utf-8", "surrogatepass")
 
 
-_LAST_REGION: list[Any] = [None, None]  # (the bytes or text, its region): a write asks several times
+_last_region: tuple[Any, Any] = (None, None)  # (the bytes or text, its region): a write asks several times
+
+
+def _keep_region(data: Any, region: tuple[int, int] | None) -> None:
+    """Remember ``data``'s region (one tuple, replaced whole: a reader never sees half)."""
+    global _last_region
+    _last_region = (data, region)
 
 
 def _region(data: Any, marks: _Marks) -> tuple[int, int] | None:
     """``(body, close)``: the inside of the entries object, ``data[body:close]``
     (``body == close`` when it is ``{}``); None when ``data`` is not in ctx's layout."""
-    if _LAST_REGION[0] is data:
-        return _LAST_REGION[1]  # (the search for its close reads the whole file)
+    kept = _last_region
+    if kept[0] is data:
+        return kept[1]  # (the search for its close reads the whole file)
     found = _find_region(data, marks)
-    _LAST_REGION[:] = data, found
+    _keep_region(data, found)
     return found
 
 

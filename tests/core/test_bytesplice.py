@@ -8,8 +8,9 @@ import random
 
 import pytest
 
+from ctx.storage import textlayout
 from ctx.storage.bytesplice import known_region, region_of, splice_known, top_level
-from ctx.storage.textlayout import _BYTES, _LAST_REGION, _find_region, serialize
+from ctx.storage.textlayout import _BYTES, _find_region, serialize
 
 
 def _store(n: int) -> dict:
@@ -51,9 +52,10 @@ def test_random_edits_splice_to_what_serialize_writes(n):
         data["last_updated"] = rng.choice([None, "2026-12-02T00:00:00Z"])
         spliced = splice_known(raw, edits, data["last_updated"])
         assert spliced == serialize(data)
-        if _LAST_REGION[0] is spliced:
+        kept = textlayout._last_region
+        if kept[0] is spliced:
             carried += 1
-            assert _LAST_REGION[1] == _find_region(spliced, _BYTES)
+            assert kept[1] == _find_region(spliced, _BYTES)
     assert n < 2 or carried  # past the first entry, the region is carried, not searched
 
 
