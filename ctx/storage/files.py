@@ -145,8 +145,10 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
             raise StoreError(f"{path}: permission denied") from None
         try:
             before = identity_of(os.fstat(fd))
-            chunks = []
-            while True:
+            # the whole file in one read (one copy of a large store, not chunks joined), and a
+            # byte more: a file that grew since is read on to its end
+            chunks = [os.read(fd, before[0] + 1)]
+            while len(chunks) > 1 or len(chunks[0]) != before[0]:
                 chunk = os.read(fd, 1 << 22)
                 if not chunk:
                     break
@@ -157,7 +159,7 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
         finally:
             os.close(fd)
         if before == after:
-            return b"".join(chunks), after
+            return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), after
     raise StoreError(f"{path}: kept changing while being read")
 
 
