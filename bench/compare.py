@@ -61,7 +61,11 @@ def commands(key: str) -> list[tuple[str, list[str]]]:
     """What is timed: every read a session starts with, and the three writes (``{i}``: the run)."""
     return [("get", ["get", key]), ("search WORD", ["search", "vacuum"]), ("list --tag T", ["list", "--tag", "infra"]),
             ("brief", ["brief"]), ("start", ["start"]), ("set (new key)", ["set", "ab_new_{i}", "a value {i}"]),
-            ("set (update)", ["set", key, "an updated value {i}"]), ("amend", ["amend", key, "note {i}"])]
+            ("set (update)", ["set", key, "an updated value {i}"]), ("amend", ["amend", key, "note {i}"]),
+            ("set (letter, 3 KB)", ["set", "ab_letter_{i}", "{i} " + LETTER])]
+
+
+LETTER = build.make_value(__import__("random").Random(5), 3000)  # a letter-sized value, as bench/run.py writes
 
 
 class Side:

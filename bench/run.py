@@ -2,6 +2,7 @@
 """ctx benchmark: whole processes, as a harness runs them, against the physical floor.
 
     python bench/run.py [--quick] [--sizes 1000,10000] [--runs 5] [--no-write-results]
+    python bench/run.py --phases [--sizes 10000]     # where a write's time goes, phase by phase
 
 For each context size it builds a context (three stores, ~300-byte values,
 tags, statuses, summaries, a history), then times the median of ``--runs``
@@ -31,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build
 import resultsfile
+import runs as runs_
 from runs import timed
 
 HERE = Path(__file__).resolve().parent
@@ -81,18 +83,64 @@ os.replace(tmp, {path!r})
 """
 
 
-def measure(ctx_args, floor_code: str | Callable[[int], str] | None, env, runs: int,
-            before=None) -> tuple[float, float | None]:
-    ours, floors = [], []
+def measure(ctx_args, floor_code: str | Callable[[int], str] | None, env, runs: int, before=None,
+            peaks: list | None = None) -> tuple[float, float | None]:
+    """Medians of ctx and its floor, run by run alternating; with ``peaks``, the median
+    peak memory of each side is appended to it."""
+    ours, floors, our_peak, floor_peak = [], [], [], []
     for i in range(runs):
         if before:
             before(i)
         args = ctx_args(i) if callable(ctx_args) else ctx_args
         ours.append(timed([CTX, *args], env, ok=(0, 1)))
+        our_peak.append(runs_.PEAK[0])
         if floor_code is not None:
             code = floor_code(i) if callable(floor_code) else floor_code
             floors.append(timed([PY, "-c", code], env, ok=(0, 1)))
+            floor_peak.append(runs_.PEAK[0])
+    if peaks is not None:
+        peaks.append((statistics.median(our_peak), statistics.median(floor_peak) if floor_peak else None))
     return statistics.median(ours), (statistics.median(floors) if floors else None)
+
+
+LETTER = build.make_value(__import__("random").Random(5), 3000)
+
+
+def floor_parts(path: Path, env, runs: int) -> list[tuple[str, float, float | None, str]]:
+    """What a write's bytes cost on this machine, each alone, in this run (medians):
+    Python's start, the store file written, fsynced and renamed, its git blob id (SHA-1),
+    its zlib compression at level 1 (a loose object's)."""
+    import hashlib
+    import zlib
+    raw = path.read_bytes()
+    tmp = path.with_name(".floor-parts.tmp")
+
+    def write() -> None:
+        with open(tmp, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+
+    def ms(action) -> float:
+        times = []
+        for _ in range(runs):
+            began = time.perf_counter()
+            action()
+            times.append((time.perf_counter() - began) * 1000)
+        return statistics.median(times)
+    parts = [("python start", statistics.median(timed([PY, "-c", "pass"], env) for _ in range(runs))),
+             ("write, fsync, rename", ms(write)),
+             ("SHA-1 blob id", ms(lambda: hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest())),
+             ("zlib level 1", ms(lambda: zlib.compress(raw, 1)))]
+    total = sum(v for _, v in parts)
+    size = f"{len(raw) / 1e6:.1f} MB store file"
+    out: list[tuple[str, float, float | None, str]] = [
+        (f"floor part: {name}", value, None, size) for name, value in parts]
+    out.append(("floor: a write's bytes", total, None, "the sum of the parts above"))
+    for name, value, _, _ in out:
+        print(f"         {name:<36} {value:7.1f} ms", flush=True)
+    return out
 
 
 def dir_size(path: Path) -> int:
@@ -142,10 +190,17 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
     def wfloor(i):
         return WRITE_FLOOR.format(lock=wlock, path=wpath, key=f"floor_{i}")
     stamp = int(time.time())
+    peaks: list = []
     add("set (new key)", measure(lambda i: ["set", f"bench_new_{stamp}_{i}", "a new value for the benchmark"],
                                  wfloor, env, runs))
-    add("set (update)", measure(lambda i: ["set", key, f"an updated value {i}"], wfloor, env, runs))
+    add("set (update)", measure(lambda i: ["set", key, f"an updated value {i}"], wfloor, env, runs, peaks=peaks))
     add("amend", measure(lambda i: ["amend", key, f"note {i}"], wfloor, env, runs))
+    add("set (letter, 3 KB)", measure(lambda i: ["set", f"letter_{stamp}_{i}", f"{i} {LETTER}"], wfloor, env, runs),
+        "a new entry holding a letter-sized value")
+    ours_mb, floor_mb = peaks[0]
+    rows.append(("set (update) peak memory", ours_mb, floor_mb, "MB: maxrss of the process (getrusage)"))
+    print(f"  {n:>7} set (update) peak memory  {ours_mb:6.1f} MB   floor {floor_mb:6.1f} MB", flush=True)
+    rows.extend(floor_parts(scratch / "memory" / "shared.json", env, runs))
     get_ms = rows[0][1]
     hist = measure(["history", "entry_hot"], None, env, runs)
     add("history KEY", (hist[0], None), f"{hist[0] / get_ms:.1f} x get, {commits} commits")
@@ -191,6 +246,51 @@ def write_results(all_rows: dict[int, list], args) -> None:
     print(f"written to {resultsfile.prepend(lines)}")
 
 
+PHASES = ("start", "check", "prepare", "parse", "write", "hash", "compress", "commit", "index", "after")
+
+
+def bench_phases(n: int, runs: int, commits: int) -> list[tuple[str, float, float | None, str]]:
+    """Where a write's time goes at ``n`` entries: each write run ``runs`` times with
+    ``CTX_PHASES`` set (ctx/phases.py), the median of each phase; "other" is the rest of
+    the process's time (Python's start and the imports before the first lap)."""
+    source = build.build(WORK / f"ctx-{n}", n, commits=commits)
+    root = WORK / f"phases-{n}"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(source, root, symlinks=True)
+    log = WORK / f"phases-{n}.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CTX_"))}
+    env.update(CTX_HOME=str(root), CTX_AUTHOR="Bench Agent")
+    shared = json.loads((root / "memory" / "shared.json").read_text())["entries"]
+    key = next(k for k in shared if k.startswith("entry_"))
+    for args in (["get", key], ["set", key, "warm"], ["set", key, "warm again"]):  # the index, the fast state
+        timed([CTX, *args], env)
+    env["CTX_PHASES"] = str(log)
+    stamp = int(time.time())
+    writes = [("set (update)", lambda i: ["set", key, f"an updated value {i}"]),
+              ("set (new key)", lambda i: ["set", f"phase_new_{stamp}_{i}", "a new value"]),
+              ("amend", lambda i: ["amend", key, f"note {i}"]),
+              ("set (letter, 3 KB)", lambda i: ["set", f"phase_letter_{stamp}_{i}", f"{i} {LETTER}"])]
+    rows: list[tuple[str, float, float | None, str]] = []
+    print(f"  {n:>7} phase ms (median of {runs})  " + " ".join(f"{p:>8}" for p in PHASES) + "    other    total",
+          flush=True)
+    for name, args in writes:
+        walls, laps = [], []
+        for i in range(runs):
+            log.unlink(missing_ok=True)
+            walls.append(timed([CTX, *args(i)], env))
+            lines = log.read_text().splitlines() if log.exists() else []
+            laps.append(json.loads(lines[-1]) if lines else {})
+        medians = {p: statistics.median(lap.get(p, 0.0) for lap in laps) for p in PHASES}
+        other = statistics.median(w - sum(lap.values()) for w, lap in zip(walls, laps, strict=True))
+        total = statistics.median(walls)
+        print(f"  {n:>7} {name:<24} " + " ".join(f"{medians[p]:8.1f}" for p in PHASES)
+              + f" {other:8.1f} {total:8.1f}", flush=True)
+        note = ", ".join(f"{p} {medians[p]:.1f}" for p in PHASES) + f", other {other:.1f}"
+        rows.append((f"phases: {name}", total, None, note))
+    shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1,000, 3 runs, short histories")
@@ -200,6 +300,8 @@ def main() -> None:
     parser.add_argument("--no-scale", action="store_true", help="skip the sync and repository-size runs")
     parser.add_argument("--commits", type=int, help="commits of history for every size (default: 5,000 at "
                         "10,000 entries, 500 up to 1,000, 20 above)")
+    parser.add_argument("--phases", action="store_true", help="only where a write's time goes, per phase "
+                        "(default size 10,000): parse, check, write, hash, compress, commit, index...")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else \
         ([100, 1000] if args.quick else [100, 1000, 10000, 100000])
@@ -209,6 +311,14 @@ def main() -> None:
     subprocess.run([PY, "-m", "compileall", "-q", str(HERE.parent / "ctx"), str(HERE.parent / "ctxgit"),
                     str(HERE.parent / "hooks")], check=False)
     all_rows = {}
+    if args.phases:
+        for n in ([int(x) for x in args.sizes.split(",")] if args.sizes else [10000]):
+            commits = args.commits if args.commits is not None else (5000 if n == 10000 else 500 if n <= 1000 else 20)
+            print(f"building {n} entries with {commits} commits ...", flush=True)
+            all_rows[n] = bench_phases(n, runs, commits)
+        if not args.no_write_results:
+            write_results(all_rows, args)
+        return
     for n in sizes:
         commits = args.commits if args.commits is not None else \
             200 if args.quick else (5000 if n == 10000 else 500 if n <= 1000 else 20)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -41,14 +42,22 @@ def finish(importer: subprocess.Popen) -> None:
         raise SystemExit("git fast-import failed")
 
 
+PEAK: list[float] = [0.0]  # the peak memory (MB) of the last process ``timed`` ran
+
+
 def timed(args: list[str], env: dict[str, str], ok: Iterable[int] = (0,)) -> float:
     """Milliseconds one run of ``args`` took; stops the benchmark when it exits otherwise
-    than ``ok`` (a read that finds nothing exits 1: pass ``(0, 1)``)."""
+    than ``ok`` (a read that finds nothing exits 1: pass ``(0, 1)``). Its peak memory
+    (``getrusage``'s maxrss of the child, from ``wait4``) is left in ``PEAK``."""
     start = time.perf_counter()
-    result = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    if result.returncode not in tuple(ok):
-        raise SystemExit(f"{' '.join(args)} failed: {result.stderr.decode(errors='replace')[:400]}")
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) not in tuple(ok):
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(args)} failed: {errors.read().decode(errors='replace')[:400]}")
+    PEAK[0] = usage.ru_maxrss / 1024  # KB on Linux
     return elapsed * 1000
 
 

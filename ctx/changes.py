@@ -46,15 +46,21 @@ class Edit(_Record):
 class Change(_Record):
     """One write, as the recorder (the git layer) sees it: one commit."""
 
-    __slots__ = ("operation", "edits", "paths", "author", "forced", "subject", "trailers", "parents")
+    __slots__ = ("operation", "edits", "paths", "author", "forced", "subject", "trailers", "parents",
+                 "contents", "replaced")
 
     def __init__(self, operation: str, edits: list[Edit], paths: list[str], author: str | None,
                  forced: bool = False, subject: str | None = None,
-                 trailers: list[tuple[str, str]] | None = None, parents: list[str] | None = None) -> None:
+                 trailers: list[tuple[str, str]] | None = None, parents: list[str] | None = None,
+                 contents: dict[str, bytes] | None = None, replaced: dict[str, bytes] | None = None) -> None:
         self.operation, self.edits, self.paths, self.author = operation, edits, paths, author
         self.forced, self.subject = forced, subject
         self.trailers = [] if trailers is None else trailers
         self.parents = [] if parents is None else parents
+        # path -> the bytes just written there (the recorder need not read them back), and
+        # the bytes they replaced (a new loose blob may reuse the old one's compressed pieces)
+        self.contents = {} if contents is None else contents
+        self.replaced = {} if replaced is None else replaced
 
     @property
     def single(self) -> Edit | None:

@@ -18,12 +18,21 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
-from ctx import model, settings
+from ctx import model, phases, settings
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound, StoreError
 from ctx.model import DEFAULT_STORE, STORES, Entry
 from ctx.recorder import NullRecorder
 from ctx.results import Filters, Result, result_order
-from ctx.storage.files import StoreFile, atomic_write, check_writable, parse_store, read_store, store_path, write_store
+from ctx.storage.files import (
+    StoreFile,
+    atomic_write,
+    check_writable,
+    parse_store,
+    read_known,
+    read_store,
+    store_path,
+    write_store,
+)
 from ctx.storage.lock import context_lock
 from ctx.storage.root import LayoutReport, check_root, ensure_layout
 
@@ -250,6 +259,7 @@ class Context:
         with context_lock(self.root):
             self.recorder.prepare()
             index = self._write_index()
+            phases.lap("prepare")
             try:
                 return self._transact_locked(operation, names, mutate, index, forced, subject, trailers)
             finally:
@@ -260,8 +270,8 @@ class Context:
                          subject: str | None, trailers: list[tuple[str, str]] | None) -> list[Edit]:
         """``transact`` under the lock, the recorder prepared."""
         try:
-            checked = self._described(index, names)
-            stores_read = {name: read_store(self.root, name, name in checked) for name in names}
+            stores_read = {name: self._read_for_write(index, name) for name in names}
+            phases.lap("parse")
             result = mutate(stores_read)
         except BaseException:
             self.recorder.settle()  # what prepare set up is committed, not left lying
@@ -280,11 +290,13 @@ class Context:
             for name in changed:
                 check_writable(stores_read[name])
             old_identity = {}
+            replaced_raw: dict[str, bytes | None] = {}
             for name in changed:
                 store = stores_read[name]
                 old = store.raw if store.exists else None
+                replaced_raw[name] = old
                 old_identity[name] = store.identity
-                store.data["last_updated"] = stamp
+                store.top["last_updated"] = stamp
                 if name in outcome.raw:  # serialized by the mutation: only last_updated changes
                     store.raw = outcome.raw[name]
                     write_store(store, [])
@@ -294,35 +306,48 @@ class Context:
                 written.append((store.path, old))
             for rel, content in outcome.files.items():
                 written.append(_write_file(self.root, rel, content))
+            phases.lap("write")
             paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
                      + [p for p in created if not p.endswith("/")])
+            contents = {f"memory/{n}.json": stores_read[n].raw for n in changed}
+            replaced = {f"memory/{n}.json": old for n in changed if (old := replaced_raw.get(n)) is not None}
             self.recorder.record(Change(operation, edits, paths, self.author, forced,
                                         outcome.subject or subject,
-                                        outcome.trailers or trailers or [], outcome.parents))
+                                        outcome.trailers or trailers or [], outcome.parents, contents, replaced))
         except BaseException:
             _restore(written)  # a write that is not committed is not made
             raise
         self._index_writes(index, stores_read, changed, old_identity, edits)
+        phases.lap("index")
         return edits
 
     def _write_index(self):
-        """The index a write consults and keeps in step, or None (off, or none yet)."""
+        """The index a write consults and keeps in step, or None (off, or no repository)."""
         if self._cache_mode == "off":
             return None
         if self._cache is not None:
             return self._cache
         from ctx.storage.index import Index
-        return Index.open(self.root, writable=True, create=False)
+        return Index.open(self.root, writable=True)
 
-    @staticmethod
-    def _described(index, names: list[str]) -> set[str]:
-        """The stores whose file on disk the index describes: parsed and checked when
-        indexed, or written by ctx since, so parsing them again skips the search for
-        keys written twice (tens of milliseconds on a large store)."""
+    def _read_for_write(self, index, name: str) -> StoreFile:
+        """A store as a write reads it. When the index describes the file on disk (parsed
+        and checked when indexed, or written by ctx since), its entries are not parsed:
+        the write reads and splices only the entries it changes (``files.read_known``).
+        Otherwise the file changed outside ctx: it is parsed whole, and indexed again so
+        that the next write need not."""
         if index is None:
-            return set()
+            return read_store(self.root, name)
+        import sqlite3
         index.forget()
-        return {name for name in names if index.fresh([name])}
+        store = read_known(self.root, name, lambda identity, raw: index.described(name, identity, raw),
+                           lambda key: index.get(name, key))
+        if store.known is None and store.exists and not index.fresh([name]):
+            try:
+                index.rebuild(name, store.entries, store.identity, store.raw)
+            except sqlite3.Error:
+                pass
+        return store
 
     def _index_writes(self, index, stores: dict[str, StoreFile], changed: list[str],
                       old_identity: dict, edits: list) -> None:
@@ -335,7 +360,7 @@ class Context:
                 store = stores[name]
                 touched = [(e.key, e.after) for e in edits if e.store == name]
                 index.apply(name, old_identity.get(name), store.identity, store.raw, touched,
-                            len(store.entries))
+                            store.count)
         except sqlite3.Error:
             pass
 
@@ -346,14 +371,10 @@ class Context:
         result: list[Entry | None] = []
 
         def mutate(files: dict[str, StoreFile]) -> list[Edit]:
-            entries = files[store].entries
-            before = entries.get(key)
+            before = files[store].entry(key)  # only this entry is read (``_read_for_write``)
             after = change(before)
             result.append(after)
-            if after is None:
-                entries.pop(key, None)
-            else:
-                entries[key] = after
+            files[store].put(key, after)
             return [Edit(store, key, before, after)]
         self.transact(operation, [store], mutate, forced=forced)
         return result[0]
@@ -389,10 +410,12 @@ class Context:
             fields: dict[str, Any] | None = None) -> Entry:
         """§4.2's set; ``fields``: fields beyond §3.3's to write too (``--due``'s), None
         for one to remove."""
+        phases.lap("start")
         model.validate_key(key)
         self._check_policy(store, source)
         self._refuse_credentials({"key": key, "value": value, "derivation": derivation,
                                   "tags": " ".join(tags) if tags else None}, force)
+        phases.lap("check")
         # validate the choices before taking the lock, so a typo costs nothing
         model.apply_set(None, value, author=self.author, when=model.now(), source=source,
                         basis=basis, scope=scope, tags=tags, derivation=derivation)
@@ -413,8 +436,10 @@ class Context:
 
     def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
                 by: str | None, force: bool) -> Entry:
+        phases.lap("start")
         self._check_policy(store, None)
         self._refuse_credentials({"note": note, "replacement key": by}, force)
+        phases.lap("check")
         require = self._existing(store, key)
 
         def change(before: Entry | None) -> Entry:
@@ -436,7 +461,7 @@ class Context:
         if by == key:
             raise InvalidArgument("an entry cannot supersede itself")
         warnings = []
-        if by not in self.read(store).entries:
+        if self.find(by, store) is None:
             warnings.append(f"warning: {by!r} does not exist in store {store!r} (yet)")
         return self._status("supersede", "superseded", key, store, note, by, force), warnings
 

@@ -26,6 +26,7 @@ import os
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ctx.changes import Edit
@@ -77,13 +78,13 @@ def _slug(text: str) -> str:
     return "-".join(words)[:SLUG_CHARS].strip("-") or "letter"
 
 
-def new_key(to: str, text: str, when: str, taken: dict[str, Any] | None = None) -> str:
-    """A key for a letter to ``to`` sent at ``when`` (RFC 3339), unique here and, by its
-    random part, across machines."""
+def new_key(to: str, text: str, when: str, taken: Callable[[str], bool] | None = None) -> str:
+    """A key for a letter to ``to`` sent at ``when`` (RFC 3339), unique here (``taken``:
+    whether a key is in use) and, by its random part, across machines."""
     epoch = int(model.parse_ts(when).timestamp())
     while True:
         key = f"{prefix_for(to)}{epoch}-{os.urandom(3).hex()}:{_slug(text)}"
-        if not taken or key not in taken:
+        if taken is None or not taken(key):
             return key
 
 
@@ -137,13 +138,13 @@ def send(ctx: Context, to: str, text: str, *, shape: str = DEFAULT_SHAPE, expect
     made: list[tuple[str, Entry]] = []
 
     def mutate(files: dict[str, StoreFile]) -> list[Edit]:
-        entries = files[STORE].entries
-        if answers is not None and answers not in entries:
+        shared = files[STORE]  # one entry read and written: the store is not parsed whole
+        if answers is not None and shared.entry(answers) is None:
             raise NotFound(f"no entry {answers!r} in store {STORE!r} to answer (--re)")
         when = model.now()
-        key = new_key(to, text, when, entries)
+        key = new_key(to, text, when, lambda k: shared.entry(k) is not None)
         entry = letter_entry(ctx.author, to, text, shape, when, expects, answers)
-        entries[key] = entry
+        shared.put(key, entry)
         made.append((key, entry))
         return [Edit(STORE, key, None, entry)]
     from ctx.display import excerpt
@@ -169,21 +170,21 @@ def handoff(ctx: Context, to: str, baton: str, note: str, *, store: str = STORE,
     made: list[Any] = []
 
     def mutate(files: dict[str, StoreFile]) -> list[Edit]:
-        before = files[store].entries.get(baton)
+        before = files[store].entry(baton)  # the two entries alone are read and written
         if before is None:
             raise NotFound(f"no baton {baton!r} in store {store!r}")
         after = dict(before)
         after["holder"] = to.strip()
         if ctx.author:
             after["author"] = ctx.author
-        files[store].entries[baton] = after
-        entries = files[STORE].entries
+        files[store].put(baton, after)
+        shared = files[STORE]
         when = model.now()
         text = f"The baton {baton} is yours: {note.strip()}"
-        key = new_key(to, text, when, entries)
+        key = new_key(to, text, when, lambda k: shared.entry(k) is not None)
         letter = letter_entry(ctx.author, to, text, "handoff", when, expects="ack",
                               extra={"baton": baton if store == STORE else f"{store}/{baton}"})
-        entries[key] = letter
+        shared.put(key, letter)
         made.extend((after, key, letter))
         return [Edit(store, baton, before, after), Edit(STORE, key, None, letter)]
     ctx.transact("handoff", dict.fromkeys([store, STORE]), mutate, forced=force,

@@ -136,14 +136,13 @@ def _write(ctx: Context, operation: str, key: str, store: str, change) -> Entry:
     made: list[Entry] = []
 
     def mutate(files) -> Outcome:
-        entries = files[store].entries
-        before = entries.get(key)
+        before = files[store].entry(key)  # this entry alone: the store is not parsed whole
         if before is None:
             raise NotFound(f"no entry {key!r} in store {store!r}")
         after = change(dict(before))
         if ctx.author:
             after["author"] = ctx.author
-        entries[key] = after
+        files[store].put(key, after)
         made.append(after)
         return Outcome([Edit(store, key, before, after)],
                        subject=f"{operation} {store}/{key}: due {after.get('due')}")

@@ -63,6 +63,8 @@ VARIABLES: dict[str, tuple[str, Any, str]] = {
     "CTX_NO_CACHE": (FLAG, False, "neither read nor write the search index cache"),
     "CTX_GIT_SLOW": (FLAG, False, "commit through libgit2 always, never the fast commit"),
     "CTX_DEBUG": (FLAG, False, "show the traceback of an internal error"),
+    "CTX_PHASES": (TEXT, None, "a file each command appends its time per phase to, as a JSON line "
+                   "(bench/run.py --phases)"),
     "CTX_SLOW_PATH": (FLAG, False, "run every command through the full (click) front door"),
     "CTX_HARNESS": (TEXT, "claude", "the harness the launcher script starts (read by the script)"),
     "CTX_CONTEXT_WINDOW_CHARS": (COUNT, None, "the agent's context window, in characters: ctx start "

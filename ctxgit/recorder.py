@@ -20,17 +20,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctx import settings
+from ctx import phases, settings
 from ctx.changes import Change
 from ctx.display import excerpt
 from ctx.errors import CredentialRefused, GitError, StoreError
 from ctx.storage.files import parse_store
 from ctxgit.gitfiles import identity
 from ctxgit.gitfiles.layout import BRANCH_REF
-from ctxgit.plumbing import fastcommit
+from ctxgit.plumbing import fastcommit, slowness
 
 TYPE_CHECKING = False  # pygit2 loads only when the fast commit cannot be used
 if TYPE_CHECKING:
+    from typing import Any
+
     import pygit2
 
 SUBJECT_BOUND = 60
@@ -131,18 +133,23 @@ class GitRecorder:
         self._repo: pygit2.Repository | None = None
         self._pending: list[str] = []
         self._state: dict | None = None
+        self._unsettled: set[str] = set()  # managed files prepare left unlike HEAD
+        self._why_slow = ""
         self.warnings: list[str] = []
 
     def prepare(self) -> None:
         self._state = None
+        self._unsettled = set()
         # read before anything is written: a bad value stops the write, not its commit
         settings.seconds("CTX_GIT_RETRY_SECONDS")
         settings.byte_count("CTX_PACK_THRESHOLD")
         recovered = fastcommit.recover(self.root)  # lock files a killed ctx commit left
         if recovered:
             self.warnings.append(f"warning: removed {', '.join(recovered)} left by an interrupted ctx commit")
-        if not settings.flag("CTX_GIT_SLOW"):
-            self._state = fastcommit.load_state(self.root)
+        if settings.flag("CTX_GIT_SLOW"):
+            self._why_slow = "CTX_GIT_SLOW is set"
+        else:
+            self._state, self._why_slow = fastcommit.check_state(self.root)
             if self._state is not None:
                 return  # nothing changed outside ctx since its last commit
         from ctxgit.guard.install import ensure_repo
@@ -170,7 +177,9 @@ class GitRecorder:
         self._repo = repo
         self._pending = touched
         held = _held_by_a_waiting_merge(self.root)  # its conflict markers are never committed
-        outside = [p for p in dirty_paths(repo) if p not in touched and p not in held
+        dirty = dirty_paths(repo)
+        self._unsettled = set(dirty) - set(touched)  # what stays unlike HEAD once this is done
+        outside = [p for p in dirty if p not in touched and p not in held
                    and not broken_store(self.root, p)]
         marked = [p for p in outside if _has_conflict_markers(self.root, p)]
         if marked:  # a conflict is never committed (and so never pushed): a human resolves it first
@@ -178,19 +187,34 @@ class GitRecorder:
             self.warnings.append(f"warning: {', '.join(marked)} holds conflict markers; it stays "
                                  "uncommitted until they are removed (`ctx doctor` shows where)")
         if not outside:
+            self._settled_fast(repo)
             return
         try:
             commit_paths(repo, outside, external_message(outside), system_signature())
+            self._unsettled -= set(outside)
         except CredentialRefused as refused:
             # Left uncommitted: a write that removes it (ctx delete) can still go through.
             places = sorted({h.path for h in refused.findings})
             kept = [p for p in outside if p not in places]
             if kept:
                 commit_paths(repo, kept, external_message(kept), system_signature())
+                self._unsettled -= set(kept)
             self.warnings.append(
                 f"warning: {', '.join(places)} holds a credential written outside ctx "
                 f"({refused.findings[0].describe()}); it stays uncommitted until removed "
                 "(`ctx scan` lists it)")
+        self._settled_fast(repo)
+
+    def _settled_fast(self, repo) -> None:
+        """Once what changed outside ctx is committed and nothing else is pending, the
+        write's own commit can still be the fast one: record the state libgit2 left."""
+        if self._pending or self._unsettled or settings.flag("CTX_GIT_SLOW"):
+            return
+        try:
+            remember(repo)
+        except OSError:
+            return
+        self._state, self._why_slow = fastcommit.check_state(self.root)
 
     def settle(self, subject: str = "init: repository", operation: str = "init") -> None:
         """Commit what ``prepare`` created or repaired (.gitignore, .gitattributes)
@@ -208,6 +232,7 @@ class GitRecorder:
 
     def record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
+            slowness.fast(self.root)
             return
         from ctxgit.guard.install import ensure_repo
         from ctxgit.plumbing import pack
@@ -225,9 +250,12 @@ class GitRecorder:
         try:
             oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
                                scan=change.operation != "merge", exempt=exempt,
-                               extra_parents=change.parents)
+                               extra_parents=change.parents, edits=self._known_edits(change))
         finally:
             fastcommit.end_commit(git)
+        phases.lap("commit")
+        if change.edits:
+            slowness.slow(self.root, self._why_slow or "the write changed more than one store file")
         try:  # the commit stands: bookkeeping that fails must not make the write look undone
             if oid is not None:
                 pack.after_commit(repo, oid)
@@ -235,24 +263,48 @@ class GitRecorder:
         except OSError:
             fastcommit.forget_state(self.root)
 
+    def _known_edits(self, change: Change) -> dict[str, list[tuple[str, str, Any, Any]]]:
+        """The store files this write changed and nothing else did since HEAD (prepare
+        committed or found nothing outside ctx in them), with their edits: the commit's
+        credential check reads only those entries."""
+        if change.operation == "merge":
+            return {}
+        out: dict[str, list[tuple[str, str, Any, Any]]] = {}
+        for edit in change.edits:
+            path = f"memory/{edit.store}.json"
+            if path not in self._unsettled:
+                out.setdefault(path, []).append((edit.store, edit.key, edit.before, edit.after))
+        return out
+
     def _record_fast(self, change: Change) -> bool:
         """The commit without libgit2, for one changed store file; False to fall back."""
         state = self._state
         paths = [p for p in change.paths]
         if state is None or len(paths) != 1 or change.parents or not paths[0].startswith("memory/"):
+            self._why_slow = self._why_slow or ("a merge" if change.parents else
+                                                "the write changed a file other than one store")
             return False
         operator = state.get("operator")  # this machine's git identity: the committer
         if change.author:
             name, email = author_identity(change.author)
         elif operator:
             name, email = operator
-        else:
-            return False
-        _refuse_new_secrets(change)
-        content = (self.root / paths[0]).read_bytes()
+        else:  # no identity set: the operator, as libgit2's way signs it
+            name, email = identity.identity_or_operator("", "")
+        content = change.contents.get(paths[0])
+        if content is None:
+            content = (self.root / paths[0]).read_bytes()
+        from hooks.newsecrets import Changed, refuse_new
+        if not change.forced:  # the one commit check (libgit2's way makes the same)
+            refuse_new([Changed(paths[0], edits=[(e.store, e.key, e.before, e.after) for e in change.edits],
+                                after=content)])
+        phases.lap("check")
         done = fastcommit.commit_store(self.root, state, paths[0], content, message_for(change),
-                                    name, email, tuple(operator) if operator else None)
+                                       name, email, tuple(operator) if operator else None,
+                                       change.replaced.get(paths[0]))
+        phases.lap("commit")
         if done is None:
+            self._why_slow = "git's lock files were held, or the store file changed while committing"
             return False
         from ctxgit.plumbing.pack import account
         try:
@@ -265,27 +317,6 @@ class GitRecorder:
 def author_identity(author: str) -> tuple[str, str]:
     """The name and email of a ``CTX_AUTHOR`` (email: ``CTX_AUTHOR_EMAIL`` or derived)."""
     return identity.author_identity(author, settings.text("CTX_AUTHOR_EMAIL"))
-
-
-def _refuse_new_secrets(change: Change) -> None:
-    """The commit check of the fast way: no entry may gain a credential it did not hold.
-
-    (The slow way scans the commit's added lines; with nothing changed outside
-    ctx, those lines are exactly these entries.)
-    """
-    if change.forced:
-        return
-    from ctx.credentials import scan
-    from ctx.model import json_text
-    for edit in change.edits:
-        if edit.after is None:
-            continue
-        known = {f.secret for f in scan(json_text(edit.before))} if edit.before else set()
-        fresh = [f for f in scan(json_text(edit.after)) if f.secret not in known]
-        if fresh:
-            raise CredentialRefused(f"refusing to commit a credential: {edit.store}/{edit.key}: "
-                                    f"{fresh[0].describe()}; remove it with "
-                                    f"`ctx delete {edit.key} --store {edit.store}`", fresh)
 
 
 def remember(repo) -> None:
@@ -307,6 +338,10 @@ def remember(repo) -> None:
             fastcommit.forget_state(root)  # something is staged: not the state of a clean commit
             return
         blobs = {e.path: str(e.id) for e in index}
+        from hooks.unsafe_paths import forbidden
+        if any(forbidden(path) for path in blobs):
+            fastcommit.forget_state(root)  # (a pull brought a lock or temporary file): libgit2 takes it out
+            return
         from ctxgit.plumbing.repo import machine_identity
         from ctxgit.plumbing.signing import signing_config
         identity = machine_identity(repo)

@@ -16,29 +16,14 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from ctx.credentials import Finding, scan
+from ctx.credentials import scan
 from ctx.storage.textlayout import entry_line
+from hooks.newsecrets import Hit, entry_findings, is_store_path, value_text
 from hooks.unsafe_paths import forbidden
 
-ENTRY_FIELDS = ("value", "derivation", "status_note")
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A finding with where it was: a file and line, and a store entry when known."""
-
-    path: str
-    line: int
-    finding: Finding
-    where: str = ""
-
-    def describe(self) -> str:
-        at = f" ({self.where})" if self.where else ""
-        return (f"{self.path}:{self.line}{at}: {self.finding.description} "
-                f"[{self.finding.rule}] {self.finding.preview}")
+__all__ = ["Hit", "is_store_path", "scan_file", "scan_lines", "scan_store_text", "scan_text"]
 
 
 _JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -76,10 +61,6 @@ def scan_text(path: str, text: str) -> list[Hit]:
     return [Hit(path, f.line, f) for f in scan(text)]
 
 
-def _value_text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def scan_store_text(path: str, text: str) -> list[Hit]:
     """A store file, entry by entry, naming the key and field of each finding."""
     try:
@@ -93,21 +74,11 @@ def scan_store_text(path: str, text: str) -> list[Hit]:
     hits: list[Hit] = []
     for name, value in data.items():  # top-level keys another implementation keeps
         if name != "entries":
-            hits += [Hit(path, 1, f, f"{store} (top-level {name})") for f in scan(_value_text(value))]
+            hits += [Hit(path, 1, f, f"{store} (top-level {name})") for f in scan(value_text(value))]
     for key, entry in entries.items():
-        if not isinstance(entry, dict):
-            hits += [Hit(path, entry_line(text, key), f, f"{store}/{key}") for f in scan(_value_text(entry))]
-            continue
-        for field in list(ENTRY_FIELDS) + [f for f in entry if f not in ENTRY_FIELDS]:
-            if field in entry and entry[field] is not None:
-                for finding in scan(_value_text(entry[field])):
-                    hits.append(Hit(path, entry_line(text, key), finding, f"{store}/{key} {field}"))
+        for field, finding in entry_findings(key, entry):
+            hits.append(Hit(path, entry_line(text, key), finding, f"{store}/{key}" + (f" {field}" if field else "")))
     return hits
-
-
-def is_store_path(path: str) -> bool:
-    parts = Path(path).parts
-    return len(parts) >= 2 and parts[-2] == "memory" and parts[-1].endswith(".json")
 
 
 def scan_file(path: str) -> list[Hit]:

@@ -164,6 +164,8 @@ def after_write(run: Run) -> None:
         if root in authored:  # only an author has a last session to tell news from
             from ctxgit.porcelain import sincelag
             sincelag.keep(root)
+    from ctx import phases
+    phases.lap("after")
 
 
 def _call(command: Command, run: Run, values: dict[str, Any]) -> Any:

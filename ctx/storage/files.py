@@ -17,6 +17,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -34,27 +35,89 @@ Identity = tuple  # (size, mtime_ns, inode) of a store file: what a cache is che
 
 
 class StoreFile:
-    """One parsed store file; ``data`` is the whole top-level object."""
+    """One store file; ``data`` is the whole top-level object.
 
-    __slots__ = ("name", "path", "data", "exists", "raw", "identity", "incomplete")
+    A store the write path reads through the read index (``read_known``) is not parsed
+    whole: ``top`` holds its top-level members (its entries object left empty),
+    ``entry`` and ``put`` read and change one entry, and ``count`` says how many there
+    are. Anything that asks for ``data`` or ``entries`` gets the whole file parsed then,
+    with what ``put`` changed applied.
+    """
+
+    __slots__ = ("name", "path", "_data", "exists", "raw", "identity", "incomplete", "known", "_count",
+                 "_pending")
 
     def __init__(self, name: str, path: Path, data: dict[str, Any], exists: bool,
                  raw: bytes = b"", identity: Identity | None = None,
-                 incomplete: tuple[tuple[str, str], ...] = ()) -> None:
-        self.name, self.path, self.data, self.exists = name, path, data, exists
+                 incomplete: tuple[tuple[str, str], ...] = (),
+                 known: Callable[[str], Entry | None] | None = None, count: int = 0) -> None:
+        self.name, self.path, self._data, self.exists = name, path, data, exists
         self.raw, self.identity = raw, identity
         self.incomplete = incomplete  # (key, fields missing) of entries lacking what §3.3 requires
+        self.known = known  # key -> its entry as a full parse of ``raw`` found it (None: parsed here)
+        self._count = count
+        self._pending: dict[str, Entry | None] = {}
 
     def __repr__(self) -> str:
         return f"StoreFile({self.name!r}, {str(self.path)!r}, exists={self.exists})"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self.known is not None:
+            self._parse_whole()
+        return self._data
+
+    @data.setter
+    def data(self, value: dict[str, Any]) -> None:
+        self._data, self.known = value, None
+
+    @property
+    def top(self) -> dict[str, Any]:
+        """The top-level object, without parsing the entries when they were not."""
+        return self._data
 
     @property
     def entries(self) -> dict[str, Entry]:
         return self.data["entries"]
 
     @property
+    def count(self) -> int:
+        return self._count if self.known is not None else len(self._data["entries"])
+
+    def entry(self, key: str) -> Entry | None:
+        """One entry (None: absent), without parsing the others when they were not."""
+        if self.known is None:
+            return self._data["entries"].get(key)
+        if key in self._pending:
+            return self._pending[key]
+        return self.known(key)
+
+    def put(self, key: str, entry: Entry | None) -> None:
+        """Set one entry (None removes it); a new key goes last."""
+        if self.known is None:
+            if entry is None:
+                self._data["entries"].pop(key, None)
+            else:
+                self._data["entries"][key] = entry
+            return
+        self._count += (entry is not None) - (self.entry(key) is not None)
+        self._pending[key] = entry
+
+    def _parse_whole(self) -> None:
+        top = self._data
+        parsed = parse_store(self.name, self.path, self.raw, self.identity, checked=True)
+        data = parsed._data
+        data.update((k, v) for k, v in top.items() if k != "entries")  # last_updated, as set since
+        for key, entry in self._pending.items():
+            if entry is None:
+                data["entries"].pop(key, None)
+            else:
+                data["entries"][key] = entry
+        self._data, self.known, self._pending = data, None, {}
+
+    @property
     def writable(self) -> bool:
-        return self.data.get("version") == FORMAT_VERSION and self.data.get("type") == self.name
+        return self.top.get("version") == FORMAT_VERSION and self.top.get("type") == self.name
 
 
 def store_path(root: Path, name: str) -> Path:
@@ -82,8 +145,10 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
             raise StoreError(f"{path}: permission denied") from None
         try:
             before = identity_of(os.fstat(fd))
-            chunks = []
-            while True:
+            # the whole file in one read (one copy of a large store, not chunks joined), and a
+            # byte more: a file that grew since is read on to its end
+            chunks = [os.read(fd, before[0] + 1)]
+            while len(chunks) > 1 or len(chunks[0]) != before[0]:
                 chunk = os.read(fd, 1 << 22)
                 if not chunk:
                     break
@@ -94,7 +159,7 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
         finally:
             os.close(fd)
         if before == after:
-            return b"".join(chunks), after
+            return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), after
     raise StoreError(f"{path}: kept changing while being read")
 
 
@@ -188,13 +253,38 @@ def read_store(root: Path, name: str, checked: bool = False) -> StoreFile:
     return parse_store(name, path, *found, checked=checked)
 
 
+def read_known(root: Path, name: str,
+               described: Callable[[Identity, bytes], tuple[int, tuple, tuple[int, int] | None] | None],
+               known: Callable[[str], Entry | None]) -> StoreFile:
+    """Read one store for a write without parsing its entries, when a full parse of
+    these very bytes is on record: ``described(identity, raw)`` gives that parse's entry
+    count and incomplete entries, and where the entries are in the bytes (the read index),
+    or None; ``known(key)`` an entry as it found it. Otherwise (and for bytes not in
+    ctx's layout) the file is parsed whole."""
+    path = store_path(root, name)
+    found = read_raw(path)
+    if found is None:
+        return empty_store(name, path)
+    raw, identity = found
+    facts = described(identity, raw)
+    top = None
+    if facts is not None:
+        from ctx.storage.bytesplice import known_region, top_level
+        if facts[2] is not None:
+            known_region(raw, *facts[2])  # the entries' region, kept by the index: no search
+        top = top_level(raw)
+    if facts is None or top is None:
+        return parse_store(name, path, raw, identity, checked=facts is not None)
+    return StoreFile(name, path, top, True, raw, identity, tuple(facts[1]), known, facts[0])
+
+
 def check_writable(store: StoreFile) -> None:
     """Refuse to write a store another format version or another store owns."""
-    version = store.data.get("version")
+    version = store.top.get("version")
     if version != FORMAT_VERSION:
         raise StoreError(f"{store.path}: format version {version!r}, not {FORMAT_VERSION!r}; "
                          "ctx reads it but will not write it (§8.2)")
-    kind = store.data.get("type")
+    kind = store.top.get("type")
     if kind != store.name:
         raise StoreError(f"{store.path}: 'type' is {kind!r}, not {store.name!r}; "
                          "ctx will not write it")
@@ -291,10 +381,17 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     nothing else changed but ``last_updated``), only those entries' text is
     rewritten (``textlayout.splice``); otherwise the whole file is serialized.
     """
+    from ctx.storage.bytesplice import splice_known
     from ctx.storage.textlayout import serialize, splice
     check_writable(store)
     content = None
-    if edits is not None and store.raw:
+    if store.known is not None:  # not parsed whole: the edits are spliced into the bytes
+        if edits:
+            content = splice_known(store.raw, edits, store.top.get("last_updated"))
+        if content is None:
+            store.data  # noqa: B018 (parsed whole now, the changes applied: written whole below)
+            edits = None
+    if content is None and edits is not None and store.raw:
         content = splice(store.raw, edits, store.data.get("last_updated"))
         # (no edits: the bytes are ``store.raw``, serialized whole by the caller, with only
         # the top-level last_updated set again: nothing an entry's layout could misread)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 from ctx import model
 from ctx.storage import indextables
-from ctx.storage.files import Identity, read_raw, store_path
+from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, store_path
 from ctx.storage.indextables import FILE
 
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
@@ -211,12 +211,43 @@ class Index:
         if not self.writable:
             return
         rows = [row_for(store, k, e) for k, e in (entries or {}).items()]
+        incomplete = tuple((k, ", ".join(sorted(REQUIRED_FIELDS - e.keys())))
+                           for k, e in (entries or {}).items() if not REQUIRED_FIELDS <= e.keys())
         with self._transaction():
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
+            self._set_layout(store, identity, incomplete, raw)
         self._fresh.add(store)
+
+    def _set_layout(self, store: str, identity: Identity | None, incomplete: tuple, raw: bytes) -> None:
+        """What a write needs of the file with ``identity``: its incomplete entries (the full
+        parse's), and where its entries are in ``raw`` (None: not in ctx's layout)."""
+        if identity is None:
+            self.db.execute("DELETE FROM layout WHERE store = ?", (store,))
+            return
+        from ctx.storage.bytesplice import region_of  # (a write's, or a rebuild's: never a fresh read's)
+        region = region_of(raw) or (None, None)
+        self.db.execute("INSERT OR REPLACE INTO layout VALUES (?,?,?,?,?,?,?)",
+                        (store, *identity[:3], marshal.dumps(incomplete, MARSHAL_VERSION), *region))
+
+    def described(self, store: str, identity: Identity,
+                  raw: bytes) -> tuple[int, tuple, tuple[int, int] | None] | None:
+        """What a full parse of ``raw`` (the store file, read with ``identity``) found, when
+        the index was made from one: its entry count, its incomplete entries and where its
+        entries are in ``raw``; None otherwise (another file, an index an older ctx kept)."""
+        try:
+            meta = self._meta(store)
+            kept = self.db.execute("SELECT size, mtime, ino, incomplete, body, close FROM layout "
+                                   "WHERE store = ?", (store,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if meta is None or kept is None or tuple(meta[:3]) != tuple(identity) or tuple(kept[:3]) != tuple(identity):
+            return None
+        if meta[3] and zlib.crc32(raw) != meta[4]:  # racily indexed: the bytes decide
+            return None
+        return meta[5], marshal.loads(kept[3]), (kept[4], kept[5]) if kept[4] is not None else None
 
     def apply(self, store: str, old: Identity | None, new: Identity, raw: bytes,
               changes: list[tuple[str, dict | None]], count: int) -> bool:
@@ -241,6 +272,7 @@ class Index:
                                     row_for(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
+            self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
         return True
 
     def _transaction(self):

@@ -10,7 +10,8 @@ Its tables come in groups, each used by one module and rebuilt by its own rule:
 
 - ``ENTRIES`` (``ctx/storage/index.py``): a row per entry, and a store's rows are
   rebuilt from its file whenever the file's identity (size, mtime, inode) is
-  not the one recorded in ``meta``;
+  not the one recorded in ``meta``; ``layout`` keeps where a store's entries sit
+  in its file, so a write splices one entry without parsing the file;
 - ``FTS`` and ``WORDS`` (``ctx/storage/index.py``, for ``search`` and ``search
   --semantic``): made on first use, a store's rows copied again from
   ``entries`` when its identity moved on (``fts_meta``, ``words_meta``); the
@@ -58,6 +59,8 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE INDEX IF NOT EXISTS by_due ON entries(due) WHERE due IS NOT NULL;
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
+CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
+                                  incomplete BLOB, body INTEGER, close INTEGER);
 """,
     FTS: ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
           "tokenize='unicode61 remove_diacritics 0');"),

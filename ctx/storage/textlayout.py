@@ -156,9 +156,27 @@ def _needle(key: str, marks: _Marks) -> Any:
     return text if marks is _TEXT else text.encode("utf-8", "surrogatepass")
 
 
+_last_region: tuple[Any, Any] = (None, None)  # (the bytes or text, its region): a write asks several times
+
+
+def _keep_region(data: Any, region: tuple[int, int] | None) -> None:
+    """Remember ``data``'s region (one tuple, replaced whole: a reader never sees half)."""
+    global _last_region
+    _last_region = (data, region)
+
+
 def _region(data: Any, marks: _Marks) -> tuple[int, int] | None:
     """``(body, close)``: the inside of the entries object, ``data[body:close]``
     (``body == close`` when it is ``{}``); None when ``data`` is not in ctx's layout."""
+    kept = _last_region
+    if kept[0] is data:
+        return kept[1]  # (the search for its close reads the whole file)
+    found = _find_region(data, marks)
+    _keep_region(data, found)
+    return found
+
+
+def _find_region(data: Any, marks: _Marks) -> tuple[int, int] | None:
     if not data.startswith(marks.start):
         return None
     opened = data.find(marks.open)
@@ -187,11 +205,14 @@ def _plain(data: Any, body: int, close: int, marks: _Marks) -> bool:
     return marks.escape.search(data, body, close) is None
 
 
-def _locate(data: Any, key: str, marks: _Marks) -> tuple[int, int, int, int, int] | None:
+def _locate(data: Any, key: str, marks: _Marks,
+            absent: bool = False) -> tuple[int, int, int, int, int] | None:
     """``(body, close, at, value, end)``: the entries' inside ``[body, close)``, the
     entry's member text ``[at, end)`` and its object from ``value``; ``at == -1`` when
-    the layout proves there is no such entry. None: not ctx's layout, or it cannot
-    tell (escapes that may spell the key, the key twice, an entry not an object)."""
+    the layout proves there is no such entry (``absent``: a parse of these very bytes
+    found none, so escapes that could spell it need not be ruled out). None: not ctx's
+    layout, or it cannot tell (escapes that may spell the key, the key twice, an entry
+    not an object)."""
     region = _region(data, marks)
     if region is None:
         return None
@@ -199,7 +220,7 @@ def _locate(data: Any, key: str, marks: _Marks) -> tuple[int, int, int, int, int
     needle = _needle(key, marks)
     at = data.find(needle, body, close) if close > body else -1
     if at < 0:
-        return (body, close, -1, -1, -1) if close == body or _plain(data, body, close, marks) else None
+        return (body, close, -1, -1, -1) if close == body or absent or _plain(data, body, close, marks) else None
     value = at + len(needle)
     if data.find(needle, value, close) >= 0:
         return None  # written twice: JSON keeps the last, a reader must parse it all

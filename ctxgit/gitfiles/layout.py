@@ -29,6 +29,8 @@ MERGE = "ctx/merge.json"            # a merge that waits for a human
 MACHINE = "ctx/machine.json"        # this machine's configuration keys (ctx/features/config.py's MACHINE_NAME)
 SINCE_LAG = "ctx/since-lag"         # writes since the since-log was brought up to HEAD
 VIEW = "ctx/view"                   # where `ctx view` writes its page
+PIECES = "ctx/pieces.json"          # the fast commit's last blob, as compressed pieces (plumbing/pieces.py)
+SLOW_COMMITS = "ctx/slow-commits"   # writes in a row that went through libgit2, and why (plumbing/slowness.py)
 
 
 def git_dir(root: Path) -> Path:

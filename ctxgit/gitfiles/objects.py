@@ -16,19 +16,29 @@ from pathlib import Path
 LEVEL = 1  # zlib level of a written object: packing recompresses it later
 
 
-def encode(kind: bytes, body: bytes) -> tuple[str, bytes]:
-    """The object's id and its uncompressed bytes (header and body)."""
-    data = kind + b" %d\0" % len(body) + body
-    return hashlib.sha1(data).hexdigest(), data
+def encode(kind: bytes, body: bytes) -> tuple[str, tuple[bytes, bytes]]:
+    """The object's id, and its header and body (never joined: a store's blob is megabytes)."""
+    header = kind + b" %d\0" % len(body)
+    digest = hashlib.sha1(header)
+    digest.update(body)
+    return digest.hexdigest(), (header, body)
 
 
-def write(git: Path, sha: str, data: bytes) -> int:
-    """A loose object from ``encode``'s bytes; its size on disk (0 when it existed already)."""
+def blob_id(content: bytes) -> str:
+    """The git blob id of ``content``."""
+    return encode(b"blob", content)[0]
+
+
+def write(git: Path, sha: str, data: tuple[bytes, bytes], packed: bytes | None = None) -> int:
+    """A loose object from ``encode``'s header and body (``packed``: its bytes, compressed
+    already); its size on disk (0 when it existed already)."""
     folder = git / "objects" / sha[:2]
     path = folder / sha[2:]
     if path.exists():
         return 0
-    packed = zlib.compress(data, LEVEL)
+    if packed is None:
+        squeeze = zlib.compressobj(LEVEL)
+        packed = b"".join([squeeze.compress(data[0]), squeeze.compress(data[1]), squeeze.flush()])
     tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
     for attempt in range(20):
         # a background `git gc` removes object directories it has emptied: make it again

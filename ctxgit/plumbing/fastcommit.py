@@ -22,8 +22,10 @@ import struct
 import time
 from pathlib import Path
 
+from ctx import phases
 from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, MANAGED_FILES, STATE
+from ctxgit.gitfiles.objects import blob_id
 from ctxgit.gitfiles.objects import encode as _sha
 from ctxgit.gitfiles.objects import tree_bytes as _tree_bytes
 from ctxgit.gitfiles.objects import write as _write_object
@@ -189,34 +191,62 @@ def forget_state(root: Path) -> None:
 
 def load_state(root: Path) -> dict | None:
     """The recorded state, if the repository is still exactly as it says; else None."""
+    return check_state(root)[0]
+
+
+def check_state(root: Path) -> tuple[dict | None, str]:
+    """``load_state``, and when it is None why the fast commit cannot be used (a phrase
+    for ``ctx doctor --check``); "" with a state."""
     git = root / ".git"
     if git.is_symlink() or not git.is_dir():
-        return None  # libgit2's way refuses it with a clear message
+        return None, "the repository is not a plain .git directory"  # libgit2's way refuses it clearly
     try:
         state = json.loads((git / STATE).read_text())
+    except FileNotFoundError:
+        return None, "no record of ctx's last commit (.git/ctx/state.json)"
+    except (OSError, ValueError):
+        return None, "the record of ctx's last commit is unreadable"
+    try:
         if (git / "HEAD").read_text() != f"ref: {BRANCH_REF}\n":
-            return None
+            return None, f"HEAD is not the branch {BRANCH}"
         if head_id(root) != state["head"]:
-            return None
+            return None, "main moved since ctx's last commit (a commit, pull or reset outside ctx)"
         if "signing" not in state:
-            return None  # written by a ctx that did not record how to sign: libgit2 looks again
+            return None, "the record was written by an older ctx"
     except (OSError, ValueError, KeyError):
-        return None
-    if any((git / name).exists() for name in ("index.lock", "MERGE_HEAD", f"{BRANCH_REF}.lock")):
-        return None
-    if _stat(git / "index") != state["index"] or _stat(git / "config") != state["config"]:
-        return None
+        return None, "the record of ctx's last commit is unreadable"
+    for name in ("index.lock", "MERGE_HEAD", f"{BRANCH_REF}.lock"):
+        if (git / name).exists():
+            return None, f".git/{name} exists"
+    if _stat(git / "index") != state["index"]:
+        return None, "git's index changed since ctx's last commit (a git add, status or gc?)"
+    if _stat(git / "config") != state["config"]:
+        return None, ".git/config changed since ctx's last commit"
     if state.get("global") != _global_configs():
-        return None
+        return None, "the user's git configuration changed since ctx's last commit"
     on_disk = _versioned(root)
     if on_disk != state["files"]:
-        return None
-    racy = time.time_ns() - RACY_NS
-    for path, ident in on_disk.items():  # changed within the clock's tick: compare the bytes
-        if ident[1] >= racy or ident[1] >= state["written"] - RACY_NS:
-            if _sha(b"blob", (root / path).read_bytes())[0] != state["blobs"].get(path):
-                return None
-    return state
+        changed = sorted(p for p in set(on_disk) | set(state["files"]) if on_disk.get(p) != state["files"].get(p))
+        return None, f"{', '.join(changed[:3])} changed outside ctx"
+    try:
+        recorded = os.stat(git / STATE).st_mtime_ns
+    except OSError:
+        return None, "the record of ctx's last commit is unreadable"
+    for path, ident in on_disk.items():
+        if _racy(ident[1], recorded) and blob_id((root / path).read_bytes()) != state["blobs"].get(path):
+            return None, f"{path} changed outside ctx"
+    return state, ""
+
+
+def _racy(mtime: int, recorded: int) -> bool:
+    """git's rule for a "racily clean" file: one not older than the record of it (the
+    state file, written after it, on the same file system and clock) may have changed
+    since within the same clock tick, its size, time and inode unchanged: its bytes
+    decide. Any change after that tick moves its time past the record's. Where the
+    file system keeps whole seconds (no sub-millisecond part), the last ``RACY_NS``
+    before the record count too."""
+    fine = mtime % 1_000_000 and recorded % 1_000_000
+    return mtime >= recorded - (0 if fine else RACY_NS)
 
 
 # --- the index -----------------------------------------------------------------------
@@ -260,10 +290,13 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
 # --- the commit ----------------------------------------------------------------------------
 
 def commit_store(root: Path, state: dict, store_path: str, content: bytes, message: str,
-                 name: str, email: str, committer: tuple[str, str] | None = None) -> tuple[str, int] | None:
+                 name: str, email: str, committer: tuple[str, str] | None = None,
+                 old: bytes | None = None) -> tuple[str, int] | None:
     """Commit one store file's new ``content``, by author ``name <email>`` and ``committer``
     (default: the author), signed when the state says git signs; (commit id, loose bytes)
-    or None to fall back. A signer that fails raises GitError before anything is written."""
+    or None to fall back. A signer that fails raises GitError before anything is written.
+    ``old``: the file's bytes in HEAD, whose loose blob's pieces the new one may reuse
+    (``pieces.py``)."""
     git = root / ".git"
     file_name = store_path.split("/", 1)[1]
     if store_path not in state["files"] or not any(e[1] == file_name for e in state["memory"]):
@@ -273,6 +306,7 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
         if any(c in text for c in "<>\n\0"):
             return None
     blob, blob_data = _sha(b"blob", content)
+    phases.lap("hash")
     memory = [[m, n, blob if n == file_name else s] for m, n, s in state["memory"]]
     memory_sha, memory_data = _sha(b"tree", _tree_bytes(memory))
     root_tree = [[m, n, memory_sha if n == "memory" else s] for m, n, s in state["root"]]
@@ -286,9 +320,13 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
         from ctxgit.plumbing.signing import sign, with_signature
         body = with_signature(body, sign(body, state["signing"], (committer_name, committer_email), root))
     commit, commit_data = _sha(b"commit", body)
-    written = 0
-    for sha, data in ((blob, blob_data), (memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
+    from ctxgit.plumbing import pieces
+    packed, chart = pieces.compress(git, store_path, blob, blob_data[0], content, old, state["blobs"].get(store_path))
+    written = _write_object(git, blob, blob_data, packed)
+    pieces.remember(git, store_path, chart if written else None)
+    for sha, data in ((memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
         written += _write_object(git, sha, data)
+    phases.lap("compress")
     st = os.stat(root / store_path)
     if _identity(st)[0] != len(content):
         return None

@@ -12,13 +12,13 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
 
 from ctx import settings
-from ctx.errors import CredentialRefused, GitError
+from ctx.errors import GitError
 from ctxgit.gitfiles.identity import (
     EMAIL_DOMAIN,
     OPERATOR_NAME,
@@ -210,56 +210,49 @@ def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
     return repo.head.peel(pygit2.Commit)
 
 
-def added_lines(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
-                ) -> dict[str, list[tuple[int, str]]]:
-    """The lines ``new`` adds over ``old``, by path (libgit2's diff, in C)."""
-    diff = old.diff_to_tree(new, context_lines=0) if old is not None else new.diff_to_tree(swap=True)
-    out: dict[str, list[tuple[int, str]]] = {}
-    for patch in diff:
-        if patch is None or patch.delta.is_binary:
-            continue
-        rows = out.setdefault(patch.delta.new_file.path, [])
-        for hunk in patch.hunks:
-            rows += [(line.new_lineno, line.content.rstrip("\n")) for line in hunk.lines
-                     if line.origin == "+"]
-    return out
-
-
 def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree,
-                       exempt: frozenset[str] = frozenset()) -> None:
-    """The in-process pre-commit check: no commit may add a credential that is new.
+                       exempt: frozenset[str] = frozenset(),
+                       edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> None:
+    """The in-process pre-commit check: no commit may add a credential that is new
+    (``hooks/newsecrets.py``, the check the fast commit makes too).
 
-    A secret the parent commit already held (an entry stored with ``--force``
-    and amended since) is not new; ``exempt`` names entries (``store/key``)
-    whose credentials this write was told to keep (``--force``).
+    ``edits`` (path -> ``(store, key, before, after)``) names the store files a ctx
+    write changed and nothing else did since ``old``: only those entries are read.
+    Every other file that differs is compared whole with its version in ``old``. A
+    secret the parent commit already held is not new; ``exempt`` names entries
+    (``store/key``) and paths whose credentials this write was told to keep (``--force``).
     """
-    from hooks.scanner import is_store_path, scan_lines, scan_store_text, scan_text
-    hits = []
-    for path, lines in added_lines(repo, old, new).items():
-        if path in exempt:  # a file this write was told to keep as it is (--force)
+    from hooks.newsecrets import Changed, refuse_new
+    edits = edits or {}
+    diff = old.diff_to_tree(new) if old is not None else new.diff_to_tree(swap=True)
+    changes = []
+    for delta in diff.deltas:  # which files differ (by id): no line diff
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
             continue
-        found = scan_lines(path, lines)
-        if not found:
+        path = delta.new_file.path
+        after_id = delta.new_file.id
+        if path in edits:
+            changes.append(Changed(path, edits=edits[path], after=_reader(repo, after_id)))
             continue
-        before = _blob_text(repo, old, path)
-        if before:
-            known = {h.finding.secret for h in
-                     (scan_store_text(path, before) if is_store_path(path) else scan_text(path, before))}
-            found = [h for h in found if h.finding.secret not in known]
-        if found and is_store_path(path):
-            # name the entry: store/key and field, so the fix is one `ctx delete`
-            named = {h.finding.secret: h for h in scan_store_text(path, _blob_text(repo, new, path))}
-            found = [named.get(h.finding.secret, h) for h in found]
-            found = [h for h in found if not (h.where and h.where.split()[0] in exempt)]
-        hits += found
-    if hits:
-        shown = "; ".join(h.describe() for h in hits[:3])
-        hint = ""
-        named = next((h.where.split()[0] for h in hits if h.where and "/" in h.where), None)
-        if named:
-            store, _, key = named.partition("/")
-            hint = f"; remove it with `ctx delete {key} --store {store}`"
-        raise CredentialRefused(f"refusing to commit a credential: {shown}{hint}", hits)
+        after = blob_data(repo, after_id)
+        if b"\0" in after[:8000]:
+            continue  # binary: never a file ctx writes
+        before = _blob_bytes(repo, old, path)
+        changes.append(Changed(path, before=before, after=after))
+    refuse_new(changes, exempt)
+
+
+def _reader(repo: pygit2.Repository, oid: pygit2.Oid) -> Callable[[], bytes]:
+    return lambda: blob_data(repo, oid)
+
+
+def _blob_bytes(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
+    if tree is None:
+        return None
+    try:
+        return blob_data(repo, tree[path].id)
+    except (KeyError, ValueError):
+        return None
 
 
 def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> str:
@@ -274,11 +267,12 @@ def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> 
 def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
                  scan: bool = True, exempt: frozenset[str] = frozenset(),
-                 extra_parents: list[str] | None = None) -> pygit2.Oid | None:
+                 extra_parents: list[str] | None = None,
+                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> pygit2.Oid | None:
     """``_commit_paths``, with libgit2's own errors said in ctx's words."""
     try:
         return _commit_paths(repo, paths, message, author, committer, scan=scan, exempt=exempt,
-                             extra_parents=extra_parents)
+                             extra_parents=extra_parents, edits=edits)
     except pygit2.GitError as exc:
         raise GitError(f"the repository refused the commit: {exc}") from None
 
@@ -286,12 +280,14 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
 def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
                  scan: bool = True, exempt: frozenset[str] = frozenset(),
-                 extra_parents: list[str] | None = None) -> pygit2.Oid | None:
+                 extra_parents: list[str] | None = None,
+                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> pygit2.Oid | None:
     """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
 
     A forbidden path (the lock file, a temporary file) is never staged, and
     is taken out of the index if a manual ``git add`` put it there. With
-    ``scan``, the lines the commit adds are checked for credentials first.
+    ``scan``, what the commit adds is checked for credentials first
+    (``refuse_credentials``; ``edits`` as it says).
     """
     root = Path(repo.workdir)
     index = repo.index
@@ -316,7 +312,7 @@ def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     if parent is None and len(new_tree) == 0:
         return None
     if scan:
-        refuse_credentials(repo, parent.tree if parent is not None else None, new_tree, exempt)
+        refuse_credentials(repo, parent.tree if parent is not None else None, new_tree, exempt, edits)
     parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
     _wait_for_index(Path(repo.path))  # no commit unless its index can follow it
     committer = committer or committer_signature(repo, author)

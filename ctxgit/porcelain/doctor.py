@@ -19,7 +19,7 @@ from ctx.model import STORES
 from ctx.storage.files import incomplete_message, read_store
 from ctx.storage.lock import context_lock
 from ctxgit.gitfiles import waiting
-from ctxgit.plumbing import pack
+from ctxgit.plumbing import pack, slowness
 from ctxgit.plumbing.locks import stale_locks
 from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
 from ctxgit.recorder import broken_store
@@ -157,6 +157,9 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
         if size > LOOSE_WARN_BYTES:
             findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)",
                                     kind="loose"))
+        slow = slowness.report(root)
+        if slow:
+            findings.append(Finding(slow, fixable=False, kind="slow-commits"))
     if repair and any(f.fixable for f in findings):
         ctx._make_root()
         with context_lock(root):

@@ -27,7 +27,7 @@ def test_no_production_module_but_the_owner_spells_a_table():
 
 
 def test_every_group_declares_its_tables():
-    assert indextables.tables(indextables.ENTRIES) == ["meta", "entries", "fts_meta"]
+    assert indextables.tables(indextables.ENTRIES) == ["meta", "entries", "fts_meta", "layout"]
     assert indextables.tables(indextables.SINCE_LOG) == ["log_state", "log_commits", "log_keys", "log_latest"]
     assert indextables.tables(indextables.HISTORY) == ["hist_keys"]
     db = sqlite3.connect(":memory:", isolation_level=None)

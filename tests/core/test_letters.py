@@ -53,7 +53,7 @@ def test_a_key_never_reuses_one_that_is_taken(monkeypatch):
     parts = iter([b"\x00\x00\x01", b"\x00\x00\x01", b"\x00\x00\x02"])
     monkeypatch.setattr(letters.os, "urandom", lambda n: next(parts))
     first = letters.new_key("x", "t", "2026-12-02T01:00:00Z")
-    second = letters.new_key("x", "t", "2026-12-02T01:00:00Z", {first: {}})
+    second = letters.new_key("x", "t", "2026-12-02T01:00:00Z", lambda k: k == first)
     assert first != second and second.endswith("-000002:t")
 
 

@@ -200,7 +200,7 @@ def test_context_window_counts(name, unit):
 def test_the_declared_kinds_match_the_tests():
     tested = {n for n, _, _ in SECONDS} | set(FLAGS) | {
         "CTX_PACK_THRESHOLD", "CTX_GIT_TRANSPORT", "CTX_HOME", "CTX_AUTHOR", "CTX_AUTHOR_EMAIL", "CTX_HARNESS",
-        "CTX_CONTEXT_WINDOW_CHARS", "CTX_CONTEXT_WINDOW_TOKENS"}
+        "CTX_CONTEXT_WINDOW_CHARS", "CTX_CONTEXT_WINDOW_TOKENS", "CTX_PHASES"}  # CTX_PHASES: test_phases.py
     assert tested == set(settings.VARIABLES)  # a new variable needs its test here
 
 

@@ -84,9 +84,9 @@ def test_kill_at_every_file_operation_of_a_fast_commit(root, tmp_path):
 
 
 def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
-    """Without CTX_AUTHOR and without a git identity, ctx commits with libgit2
-    (its own file operations are invisible to the hook; the random kills cover them)."""
-    env = _env(root, author=None)
+    """With CTX_GIT_SLOW, ctx commits with libgit2 (its own file operations are
+    invisible to the hook; the random kills cover them)."""
+    env = _env(root, author=None, CTX_GIT_SLOW="1")
     _seeded(root, env)
     steps = _sweep(root, env, "set", "kill", set(), tmp_path)
     assert "os.rename .git/refs/heads/main" not in {s.sig for s in steps}

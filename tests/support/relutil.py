@@ -459,8 +459,9 @@ def crash_trials(root: Path, env: Mapping[str, str], trials: int, rng: random.Ra
     model.apply("shared", "seed_entry", seed, set_to("seed value"))
     for n in range(1, trials + 1):
         report.trials += 1
-        author = rng.choice(["Agent Crash", None])  # fast commits need CTX_AUTHOR here
-        wenv = dict(env, CTX_AUTHOR=author) if author else {k: v for k, v in env.items() if k != "CTX_AUTHOR"}
+        author = rng.choice(["Agent Crash", None])  # the operator's writes here go the libgit2 way
+        wenv = dict(env, CTX_AUTHOR=author) if author else \
+            dict({k: v for k, v in env.items() if k != "CTX_AUTHOR"}, CTX_GIT_SLOW="1")
         args, store, key, change = _random_write(rng, model, n)
         outcome = run_killed(args, wenv, rng.uniform(0, max_delay))
         if outcome.killed:

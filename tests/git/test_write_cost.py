@@ -1,0 +1,166 @@
+"""A write costs what it changes: it reads, checks and rewrites only its entry, and
+its commit takes the fast way whenever it safely can (and says why when it cannot)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from ctx.context import Context
+from ctx.storage import files
+from support.stores import store_path
+
+
+def _git(root, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env, check=True).stdout
+
+
+def _count_parses(monkeypatch) -> list[str]:
+    parsed: list[str] = []
+    real = files.parse_store
+
+    def counting(name, *args, **kwargs):
+        parsed.append(name)
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(files, "parse_store", counting)
+    monkeypatch.setattr("ctx.context.parse_store", counting)
+    return parsed
+
+
+def test_a_write_to_a_store_the_index_describes_parses_no_store_file(root, run, monkeypatch):
+    for i in range(5):
+        assert run("set", f"k{i}", f"value {i}", author="A").exit_code == 0
+    parsed = _count_parses(monkeypatch)
+    for args in (("set", "k1", "new value"), ("set", "k9", "a new key"), ("amend", "k2", "a note"),
+                 ("delete", "k3"), ("supersede", "k4", "--by", "k1")):
+        assert run(*args, author="A").exit_code == 0, args
+    assert parsed == []
+    entries = json.loads(store_path(root, "shared").read_text())["entries"]
+    assert list(entries) == ["k0", "k1", "k2", "k4", "k9"]
+    assert entries["k1"]["value"] == "new value" and entries["k4"]["status"] == "superseded"
+    assert Context(root).get("k9")["value"] == "a new key"  # the index kept in step
+    _git(root, "fsck", "--strict")
+    assert _git(root, "status", "--porcelain") == ""
+
+
+def test_letters_handoffs_and_due_dates_parse_no_store_file(root, run, monkeypatch):
+    for i in range(5):
+        assert run("set", f"k{i}", f"value {i}", author="A").exit_code == 0
+    parsed = _count_parses(monkeypatch)
+    for args in (("send", "Agent Two", "please review k1"), ("remind", "k1", "2030-01-01"), ("review", "k1"),
+                 ("handoff", "Agent Two", "--baton", "k0", "--note", "yours now")):
+        assert run(*args, author="A").exit_code == 0, args
+    assert parsed == []
+    entries = json.loads(store_path(root, "shared").read_text())["entries"]
+    letters = [k for k in entries if k.startswith("comms:agent_two:")]
+    assert len(letters) == 2 and entries["k0"]["holder"] == "Agent Two" and entries["k1"]["last_review"]
+    _git(root, "fsck", "--strict")
+    assert _git(root, "status", "--porcelain") == ""
+
+
+def test_an_outside_edit_is_parsed_once_then_writes_are_spliced_again(root, run, monkeypatch):
+    assert run("set", "a", "one", author="A").exit_code == 0
+    path = store_path(root, "shared")
+    path.write_text(path.read_text().replace('"one"', '"ONE"'))
+    parsed = _count_parses(monkeypatch)
+    assert run("set", "b", "two", author="A").exit_code == 0
+    assert parsed.count("shared") >= 1  # changed outside ctx: read whole, and indexed again
+    parsed.clear()
+    assert run("set", "c", "three", author="A").exit_code == 0
+    assert parsed == []
+    assert json.loads(path.read_text())["entries"]["a"]["value"] == "ONE"
+
+
+def test_an_incomplete_entry_written_by_hand_still_stops_a_write(root, run):
+    assert run("set", "a", "one", author="A").exit_code == 0
+    path = store_path(root, "shared")
+    data = json.loads(path.read_text())
+    del data["entries"]["a"]["source"]
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    before = path.read_bytes()
+    for _ in range(2):  # the second time the index describes the file: it still knows
+        assert run("get", "a").exit_code == 0
+        done = run("set", "b", "two", author="A")
+        assert done.exit_code == 3 and "lacks source" in done.stderr
+        assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("slow", [None, "1"], ids=["fast-way", "libgit2-way"])
+def test_a_credential_in_an_entry_is_refused_by_the_one_commit_check_either_way(root, run, monkeypatch, slow):
+    from ctx.changes import Edit
+    from ctx.errors import CredentialRefused
+    from ctxgit.recorder import GitRecorder
+    leak = "AKIA" + "QWERTYUIOPASDFGH"
+    assert run("set", "a", "one", author="A").exit_code == 0
+    assert run("set", "b", "two", author="A").exit_code == 0
+    if slow:
+        monkeypatch.setenv("CTX_GIT_SLOW", "1")
+    context = Context(root, "A", recorder_factory=GitRecorder)
+
+    def mutate(stores):  # a field no command sets, so only the commit's check sees it
+        before = stores["shared"].entry("b")
+        after = dict(before, notes=f"the key is {leak}")
+        stores["shared"].put("b", after)
+        return [Edit("shared", "b", before, after)]
+    with pytest.raises(CredentialRefused) as refused:
+        context.transact("set", ["shared"], mutate)
+    assert "shared/b notes" in str(refused.value) and "ctx delete b --store shared" in str(refused.value)
+    assert leak not in store_path(root, "shared").read_text()  # put back as it was
+    assert leak not in _git(root, "log", "-p")
+    assert run("set", "c", "three", author="A").exit_code == 0
+
+
+def test_a_credential_kept_with_force_and_amended_is_not_new(root, run):
+    leak = "AKIA" + "QWERTYUIOPASDFGH"
+    for slow in (None, "1"):
+        assert run("set", "k", f"token {leak}", "--force", author="A", env={"CTX_GIT_SLOW": slow}).exit_code == 0
+        assert run("amend", "k", "rotated soon", author="A", env={"CTX_GIT_SLOW": slow}).exit_code == 0
+
+
+def test_an_operator_without_a_git_identity_commits_the_fast_way(root, run):
+    assert run("set", "a", "one").exit_code == 0
+    assert run("set", "b", "two").exit_code == 0
+    assert not (root / ".git" / "ctx" / "slow-commits").exists()
+    assert _git(root, "log", "-1", "--format=%an <%ae>|%cn <%ce>").strip() == \
+        "operator <operator@ctx.invalid>|operator <operator@ctx.invalid>"
+
+
+@pytest.mark.parametrize("count", [2, 6])
+def test_doctor_check_says_why_writes_are_slow_when_they_are_for_long(root, run, count):
+    assert run("set", "a", "one", author="A").exit_code == 0
+    for i in range(count):
+        assert run("set", "a", f"v{i}", author="A", env={"CTX_GIT_SLOW": "1"}).exit_code == 0
+    done = run("doctor", "--check")
+    said = "committed through libgit2, not the fast commit" in done.output
+    assert said == (count >= 5), done.output
+    if said:
+        assert "CTX_GIT_SLOW is set" in done.output
+        assert run("set", "a", "fast again", author="A").exit_code == 0
+        assert "not the fast commit" not in run("doctor", "--check").output
+
+
+@pytest.mark.parametrize("same_tick", [True, False])
+def test_a_change_in_the_tick_of_the_last_commit_is_found_by_its_bytes(root, run, same_tick):
+    from pathlib import Path
+
+    from ctxgit.plumbing import fastcommit
+    assert run("set", "a", "one", author="A").exit_code == 0
+    assert run("set", "a", "two", author="A").exit_code == 0
+    state_file = root / ".git" / fastcommit.STATE
+    recorded = json.loads(state_file.read_text())["files"]["memory/shared.json"]
+    path = store_path(root, "shared")
+    with open(path, "r+b") as handle:  # in place: the same inode and size, another byte
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace(b'"two"', b'"TWO"'))
+    os.utime(path, ns=(recorded[1], recorded[1]))  # and the time it had: only the bytes tell
+    later = recorded[1] if same_tick else recorded[1] + 5_000_000
+    os.utime(state_file, ns=(later, later))
+    state, why = fastcommit.check_state(Path(root))
+    assert (state is None) == same_tick  # git's rule: a file older than the record is taken as clean
+    if same_tick:
+        assert why == "memory/shared.json changed outside ctx"
