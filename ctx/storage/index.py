@@ -289,27 +289,36 @@ class Index:
 
     # --- reading ---------------------------------------------------------------------------
 
+    def _text_table_current(self, group: str, table: str, text: str, stores: list[str]) -> bool:
+        """Bring ``table`` (an FTS5 table of ``group``, with its ``<table>_meta``) up to the
+        entries of ``stores``: a store's rows are copied again (``text``: the SQL of each
+        entry's text) when its file's identity moved on. False when a store's rows are
+        not current (a read-only index that is behind); raises sqlite3.Error without FTS5."""
+        if self.writable:
+            indextables.create(self.db, group)
+            for store in stores:
+                meta = self._meta(store)
+                done = self.db.execute(f"SELECT size, mtime, ino FROM {table}_meta WHERE store = ?",
+                                       (store,)).fetchone()
+                if meta is not None and done != tuple(meta[:3]):
+                    with self._transaction():
+                        self.db.execute(f"DELETE FROM {table} WHERE store = ?", (store,))
+                        self.db.execute(f"INSERT INTO {table}(store, key, text) SELECT store, key, {text} "
+                                        "FROM entries WHERE store = ?", (store,))
+                        self.db.execute(f"INSERT OR REPLACE INTO {table}_meta VALUES (?,?,?,?)",
+                                        (store, *meta[:3]))
+        for store in stores:
+            meta, done = self._meta(store), self.db.execute(
+                f"SELECT size, mtime, ino FROM {table}_meta WHERE store = ?", (store,)).fetchone()
+            if meta is None or done != tuple(meta[:3]):
+                return False
+        return True
+
     def fulltext(self, stores: list[str], query: list[str]) -> list[tuple[str, str]] | None:
         """Candidates holding every query word (FTS5), or None when FTS5 is not to be had."""
         try:
-            if self.writable:
-                indextables.create(self.db, indextables.FTS)
-                for store in stores:
-                    meta = self._meta(store)
-                    done = self.db.execute("SELECT size, mtime, ino FROM fts_meta WHERE store = ?",
-                                           (store,)).fetchone()
-                    if meta is not None and done != tuple(meta[:3]):
-                        with self._transaction():
-                            self.db.execute("DELETE FROM fts WHERE store = ?", (store,))
-                            self.db.execute("INSERT INTO fts(store, key, text) SELECT store, key, "
-                                            "lkey || ' ' || lvalue FROM entries WHERE store = ?", (store,))
-                            self.db.execute("INSERT OR REPLACE INTO fts_meta VALUES (?,?,?,?)",
-                                            (store, *meta[:3]))
-            for store in stores:
-                meta, done = self._meta(store), self.db.execute(
-                    "SELECT size, mtime, ino FROM fts_meta WHERE store = ?", (store,)).fetchone()
-                if meta is None or done != tuple(meta[:3]):
-                    return None
+            if not self._text_table_current(indextables.FTS, "fts", "lkey || ' ' || lvalue", stores):
+                return None
             match = " ".join('"' + word.replace('"', '""') + '"' for word in query)
             marks = ",".join("?" * len(stores))
             return list(self.db.execute(f"SELECT store, key FROM fts WHERE fts MATCH ? AND store IN ({marks})",
@@ -325,25 +334,9 @@ class Index:
         adds to no entry's share (``COMMON``). None when FTS5 is not to be had or its rows
         cannot be brought up to date."""
         try:
-            if self.writable:
-                indextables.create(self.db, indextables.WORDS)
-                for store in stores:
-                    meta = self._meta(store)
-                    done = self.db.execute("SELECT size, mtime, ino FROM words_meta WHERE store = ?",
-                                           (store,)).fetchone()
-                    if meta is not None and done != tuple(meta[:3]):
-                        with self._transaction():
-                            self.db.execute("DELETE FROM words WHERE store = ?", (store,))
-                            self.db.execute("INSERT INTO words(store, key, text) SELECT store, key, "
-                                            "lkey || ' ' || lvalue || ' ' || tags FROM entries WHERE store = ?",
-                                            (store,))
-                            self.db.execute("INSERT OR REPLACE INTO words_meta VALUES (?,?,?,?)",
-                                            (store, *meta[:3]))
-            for store in stores:
-                meta, done = self._meta(store), self.db.execute(
-                    "SELECT size, mtime, ino FROM words_meta WHERE store = ?", (store,)).fetchone()
-                if meta is None or done != tuple(meta[:3]):
-                    return None
+            if not self._text_table_current(indextables.WORDS, "words", "lkey || ' ' || lvalue || ' ' || tags",
+                                            stores):
+                return None
             quoted = ['"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms)]
             total = self.db.execute("SELECT coalesce(sum(count), 0) FROM meta WHERE size != -1 "
                                     "AND store IN (SELECT store FROM words_meta)").fetchone()[0]

@@ -11,19 +11,10 @@ import pytest
 
 from ctx import letters
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound
+from support.gitutil import commit_count, succeeded
 from support.stores import make_entry
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8" * 2 + "i9J0"  # a GitHub token's shape
-
-
-def _ok(result):
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
-
-
-def _commits(root) -> int:
-    done = subprocess.run(["git", "-C", str(root), "rev-list", "--count", "HEAD"], capture_output=True, text=True)
-    return int(done.stdout.strip() or 0)
 
 
 # --- names and keys ------------------------------------------------------------------------
@@ -173,67 +164,67 @@ def test_inbox_reads_the_same_with_and_without_the_index(root, write_store, monk
 # --- the CLI ------------------------------------------------------------------------------------
 
 def test_send_inbox_and_answer_through_the_cli(run, root):
-    _ok(run("init", "--yes"))
-    sent = json.loads(_ok(run("send", "Agent Two", "Please", "review", "the", "retry", "--expects", "a report",
+    succeeded(run("init", "--yes"))
+    sent = json.loads(succeeded(run("send", "Agent Two", "Please", "review", "the", "retry", "--expects", "a report",
                               "--json", author="Agent One")).stdout)
     key = sent["key"]
     assert sent["entry"]["value"] == "Please review the retry"
-    listed = _ok(run("list", "--prefix", "comms:agent_two:", "--keys-only")).stdout
+    listed = succeeded(run("list", "--prefix", "comms:agent_two:", "--keys-only")).stdout
     assert listed.strip() == f"shared/{key}"
-    inbox = _ok(run("inbox", author="agent two")).stdout
+    inbox = succeeded(run("inbox", author="agent two")).stdout
     assert "1 open letter to agent two" in inbox and key in inbox and "from Agent One (request)" in inbox
     assert "expects: a report" in inbox
-    assert "no open letters to Agent One" in _ok(run("inbox", author="Agent One")).stdout
-    reply = json.loads(_ok(run("send", "Agent One", "Done:", "it", "is", "clean", "--shape", "report", "--re", key,
-                               "--json", author="Agent Two")).stdout)
+    assert "no open letters to Agent One" in succeeded(run("inbox", author="Agent One")).stdout
+    reply = json.loads(succeeded(run("send", "Agent One", "Done:", "it", "is", "clean", "--shape", "report",
+                                     "--re", key, "--json", author="Agent Two")).stdout)
     assert reply["entry"]["re"] == key
-    assert "no open letters to agent two" in _ok(run("inbox", author="agent two")).stdout
-    everything = json.loads(_ok(run("inbox", "--all", "--json", author="Agent Two")).stdout)
+    assert "no open letters to agent two" in succeeded(run("inbox", author="agent two")).stdout
+    everything = json.loads(succeeded(run("inbox", "--all", "--json", author="Agent Two")).stdout)
     assert everything["reader"] == "Agent Two"
     [letter] = everything["letters"]
     assert letter["key"] == key and letter["open"] is False and letter["answered_by"] == [reply["key"]]
-    assert "answered by" in _ok(run("inbox", "--all", author="Agent Two")).stdout
-    mine = json.loads(_ok(run("inbox", "--json", author="Agent One")).stdout)["letters"]
+    assert "answered by" in succeeded(run("inbox", "--all", author="Agent Two")).stdout
+    mine = json.loads(succeeded(run("inbox", "--json", author="Agent One")).stdout)["letters"]
     assert [x["key"] for x in mine] == [reply["key"]]
-    _ok(run("resolve", reply["key"], "--note", "read", author="Agent One"))
-    assert json.loads(_ok(run("inbox", "--json", author="Agent One")).stdout)["letters"] == []
+    succeeded(run("resolve", reply["key"], "--note", "read", author="Agent One"))
+    assert json.loads(succeeded(run("inbox", "--json", author="Agent One")).stdout)["letters"] == []
 
 
 @pytest.mark.slow  # waits for the clock: timestamps are whole seconds
 def test_inbox_marks_what_came_since_the_readers_last_session(run):
-    _ok(run("init", "--yes"))
-    _ok(run("send", "Agent Two", "before", author="Agent One"))
+    succeeded(run("init", "--yes"))
+    succeeded(run("send", "Agent Two", "before", author="Agent One"))
     time.sleep(1.05)
-    _ok(run("set", "note_two", "my last session", author="Agent Two"))
+    succeeded(run("set", "note_two", "my last session", author="Agent Two"))
     time.sleep(1.05)
-    _ok(run("send", "Agent Two", "after", author="Agent One"))
-    got = json.loads(_ok(run("inbox", "--json", author="Agent Two")).stdout)
+    succeeded(run("send", "Agent Two", "after", author="Agent One"))
+    got = json.loads(succeeded(run("inbox", "--json", author="Agent Two")).stdout)
     assert got["last_session"] is not None
     assert [(x["text"], x["new"]) for x in got["letters"]] == [("after", True), ("before", False)]
-    assert "(1 new since your last session: *)" in _ok(run("inbox", author="Agent Two")).stdout
+    assert "(1 new since your last session: *)" in succeeded(run("inbox", author="Agent Two")).stdout
 
 
 def test_send_errors_exit_with_their_status_and_write_nothing(run, root):
-    _ok(run("init", "--yes"))
-    count = _commits(root)
+    succeeded(run("init", "--yes"))
+    count = commit_count(root)
     assert run("send", "B", "hi", "--re", "nope", author="A").exit_code == 1
     assert run("send", "B", "the key", SECRET, author="A").exit_code == 4
     assert run("send", "--", "hi", author="A").exit_code == 2
     assert run("send", "B", "hi", "--shape", "memo", author="A").exit_code == 2
     assert run("inbox", "--since", "yesterday").exit_code == 2
-    assert _commits(root) == count
+    assert commit_count(root) == count
 
 
 # --- handoff ---------------------------------------------------------------------------------------
 
 def test_handoff_names_the_holder_and_sends_a_letter_in_one_commit(run, root, entries):
-    _ok(run("init", "--yes"))
-    _ok(run("set", "relay_upload_baton", "state: fix merged; next: promote", author="Agent One"))
-    count = _commits(root)
+    succeeded(run("init", "--yes"))
+    succeeded(run("set", "relay_upload_baton", "state: fix merged; next: promote", author="Agent One"))
+    count = commit_count(root)
     before = entries()["relay_upload_baton"]
-    got = json.loads(_ok(run("handoff", "Agent Two", "--baton", "relay_upload_baton", "--note", "soak passed",
+    got = json.loads(succeeded(run("handoff", "Agent Two", "--baton", "relay_upload_baton", "--note", "soak passed",
                              "--json", author="Agent One")).stdout)
-    assert _commits(root) == count + 1
+    assert commit_count(root) == count + 1
     baton = entries()["relay_upload_baton"]
     assert baton["holder"] == "Agent Two"
     assert {k: v for k, v in baton.items() if k != "holder"} == before  # the value (and the rest) kept
@@ -241,7 +232,7 @@ def test_handoff_names_the_holder_and_sends_a_letter_in_one_commit(run, root, en
     assert got["letter"]["key"].startswith("comms:agent_two:")
     assert letter["shape"] == "handoff" and letter["baton"] == "relay_upload_baton"
     assert "relay_upload_baton" in letter["value"] and "soak passed" in letter["value"]
-    inbox = _ok(run("inbox", author="agent two")).stdout
+    inbox = succeeded(run("inbox", author="agent two")).stdout
     assert "(handoff)" in inbox and "relay_upload_baton" in inbox
     message = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%B"], capture_output=True,
                              text=True).stdout
@@ -249,31 +240,31 @@ def test_handoff_names_the_holder_and_sends_a_letter_in_one_commit(run, root, en
 
 
 def test_handoff_of_a_baton_in_another_store(run, entries):
-    _ok(run("init", "--yes"))
-    _ok(run("set", "baton", "mine", "--store", "agent", author="A"))
-    got = json.loads(_ok(run("handoff", "B", "--baton", "baton", "--store", "agent", "--note", "go", "--json",
+    succeeded(run("init", "--yes"))
+    succeeded(run("set", "baton", "mine", "--store", "agent", author="A"))
+    got = json.loads(succeeded(run("handoff", "B", "--baton", "baton", "--store", "agent", "--note", "go", "--json",
                              author="A")).stdout)
     assert entries("agent")["baton"]["holder"] == "B"
     assert entries()[got["letter"]["key"]]["baton"] == "agent/baton"
 
 
 def test_a_refused_handoff_writes_nothing(run, root, entries):
-    _ok(run("init", "--yes"))
-    _ok(run("set", "baton", "state"))
-    count, before = _commits(root), entries()
+    succeeded(run("init", "--yes"))
+    succeeded(run("set", "baton", "state"))
+    count, before = commit_count(root), entries()
     assert run("handoff", "B", "--baton", "missing", "--note", "go", author="A").exit_code == 1
     assert run("handoff", "B", "--baton", "baton", "--note", f"use {SECRET}", author="A").exit_code == 4
     assert run("handoff", "B", "--baton", "baton", author="A").exit_code == 2  # --note is required
     assert run("handoff", "  ", "--baton", "baton", "--note", "go", author="A").exit_code == 2
-    assert _commits(root) == count and entries() == before
+    assert commit_count(root) == count and entries() == before
 
 
 def test_since_your_last_session_calls_a_letter_new_and_a_handed_baton_changed(run):
-    _ok(run("init", "--yes"))
-    _ok(run("set", "relay_baton", "state", author="Agent Two"))
-    key = json.loads(_ok(run("send", "Agent Two", "hello", "--json", author="Agent One")).stdout)["key"]
-    handed = json.loads(_ok(run("handoff", "Agent Two", "--baton", "relay_baton", "--note", "go", "--json",
+    succeeded(run("init", "--yes"))
+    succeeded(run("set", "relay_baton", "state", author="Agent Two"))
+    key = json.loads(succeeded(run("send", "Agent Two", "hello", "--json", author="Agent One")).stdout)["key"]
+    handed = json.loads(succeeded(run("handoff", "Agent Two", "--baton", "relay_baton", "--note", "go", "--json",
                                 author="Agent One")).stdout)
-    since = json.loads(_ok(run("brief", "--json", author="Agent Two")).stdout)["since"]
+    since = json.loads(succeeded(run("brief", "--json", author="Agent Two")).stdout)["since"]
     kinds = {c["key"]: c["kind"] for c in since["changes"]}
     assert kinds == {key: "new", handed["letter"]["key"]: "new", "relay_baton": "changed"}

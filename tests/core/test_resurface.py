@@ -12,6 +12,7 @@ import pytest
 from ctx import resurface
 from ctx.brief import build_brief, render_brief
 from ctx.errors import InvalidArgument
+from support.gitutil import commit_count, succeeded
 from support.stores import make_entry
 
 TODAY = date(2026, 3, 10)
@@ -22,16 +23,6 @@ NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 def fixed_today(monkeypatch):
     monkeypatch.setattr(resurface, "today", lambda: TODAY)
     return TODAY
-
-
-def _ok(result):
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
-
-
-def _commits(root) -> int:
-    done = subprocess.run(["git", "-C", str(root), "rev-list", "--count", "HEAD"], capture_output=True, text=True)
-    return int(done.stdout.strip() or 0)
 
 
 # --- dates and intervals ------------------------------------------------------------------------
@@ -113,29 +104,29 @@ def test_review_needs_a_due_date_and_a_bad_date_writes_nothing(make_context, ent
 # --- the CLI ----------------------------------------------------------------------------------------
 
 def test_set_due_remind_review_and_their_errors_through_the_cli(run, root, entries):
-    _ok(run("init", "--yes"))
-    got = json.loads(_ok(run("set", "plan_vendor", "Call the vendor", "--due", "2099-01-02", "--json")).stdout)
+    succeeded(run("init", "--yes"))
+    got = json.loads(succeeded(run("set", "plan_vendor", "Call the vendor", "--due", "2099-01-02", "--json")).stdout)
     assert got["entry"]["due"] == "2099-01-02"
     assert got["entry"]["due_set"] == resurface.today().isoformat()
-    _ok(run("set", "plan_vendor", "Call the vendor about the quota"))  # a new value keeps the due date
+    succeeded(run("set", "plan_vendor", "Call the vendor about the quota"))  # a new value keeps the due date
     assert entries()["plan_vendor"]["due"] == "2099-01-02"
-    shown = _ok(run("get", "plan_vendor", "-v")).stdout
+    shown = succeeded(run("get", "plan_vendor", "-v")).stdout
     assert "  due: 2099-01-02" in shown and "  due_set: " in shown
-    assert "2099-01-02 (must not forget)" in _ok(run("remind", "plan_vendor", "2099-01-02",
+    assert "2099-01-02 (must not forget)" in succeeded(run("remind", "plan_vendor", "2099-01-02",
                                                     "--must-not-forget")).stdout
-    got = json.loads(_ok(run("review", "plan_vendor", "--json")).stdout)
+    got = json.loads(succeeded(run("review", "plan_vendor", "--json")).stdout)
     assert got["entry"]["last_review"] == resurface.today().isoformat()
-    assert json.loads(_ok(run("review", "plan_vendor", "--stale", "--json")).stdout)["entry"]["stale"] is True
-    _ok(run("set", "plan_vendor", "Call the vendor today", "--due", "today"))
+    assert json.loads(succeeded(run("review", "plan_vendor", "--stale", "--json")).stdout)["entry"]["stale"] is True
+    succeeded(run("set", "plan_vendor", "Call the vendor today", "--due", "today"))
     assert "stale" not in entries()["plan_vendor"] and entries()["plan_vendor"]["must_not_forget"] is True
-    count, before = _commits(root), entries()
+    count, before = commit_count(root), entries()
     assert run("set", "other", "x", "--due", "someday").exit_code == 2
     assert run("remind", "plan_vendor", "2026-02-30").exit_code == 2
     assert run("remind", "missing", "2026-02-20").exit_code == 1
     assert run("review", "missing").exit_code == 1
-    _ok(run("set", "no_due", "x"))
+    succeeded(run("set", "no_due", "x"))
     assert run("review", "no_due").exit_code == 2
-    assert _commits(root) == count + 1 and {k: v for k, v in entries().items() if k != "no_due"} == before
+    assert commit_count(root) == count + 1 and {k: v for k, v in entries().items() if k != "no_due"} == before
 
 
 # --- the DUE section -----------------------------------------------------------------------------
@@ -202,10 +193,10 @@ EXTRA = {"valid_from": "2026-01-14", "valid_to": "2026-06-30", "x_vendor": {"id"
 
 
 def test_every_command_keeps_the_fields_it_does_not_know(run, write_store, entries):
-    _ok(run("init", "--yes"))
+    succeeded(run("init", "--yes"))
     write_store("shared", {"incident": make_entry("auth failing for EU users", **EXTRA),
                            "other": make_entry("other")})
-    _ok(run("set", "note", "commit what was written by hand"))
+    succeeded(run("set", "note", "commit what was written by hand"))
     steps = [("set", "incident", "auth failing for EU users since the 14th", "--basis", "reported"),
              ("amend", "incident", "began on the 14th"),
              ("basis", "incident", "verified"),
@@ -215,13 +206,13 @@ def test_every_command_keeps_the_fields_it_does_not_know(run, write_store, entri
              ("resolve", "incident", "--note", "fixed"),
              ("supersede", "incident", "--by", "other")]
     for step in steps:
-        _ok(run(*step, author="Agent One"))
+        succeeded(run(*step, author="Agent One"))
         entry = entries()["incident"]
         assert {k: entry.get(k) for k in EXTRA} == EXTRA, step
-    shown = _ok(run("get", "incident", "-v")).stdout
+    shown = succeeded(run("get", "incident", "-v")).stdout
     assert "  valid_from: 2026-01-14\n" in shown and "  valid_to: 2026-06-30\n" in shown
     assert '  x_vendor: {"id":7}' in shown and "  holder: Agent Two" in shown
-    got = json.loads(_ok(run("get", "incident", "--json")).stdout)["entry"]
+    got = json.loads(succeeded(run("get", "incident", "--json")).stdout)["entry"]
     assert got["valid_from"] == "2026-01-14" and got["due"] and got["holder"] == "Agent Two"
 
 
@@ -241,12 +232,12 @@ def test_due_reads_the_same_with_and_without_the_index(root, write_store):
 
 
 def test_set_writes_the_bitemporal_fields_and_refuses_a_time_it_cannot_read(run, entries):
-    _ok(run("init", "--yes"))
-    _ok(run("set", "incident_auth", "Auth failing for EU users", "--valid-from", "2026-07-14",
+    succeeded(run("init", "--yes"))
+    succeeded(run("set", "incident_auth", "Auth failing for EU users", "--valid-from", "2026-07-14",
             "--valid-to", "2026-07-21T18:00:00Z"))
     entry = entries()["incident_auth"]
     assert (entry["valid_from"], entry["valid_to"]) == ("2026-07-14", "2026-07-21T18:00:00Z")
-    _ok(run("set", "incident_auth", "Auth failing for EU users (fixed)"))
+    succeeded(run("set", "incident_auth", "Auth failing for EU users (fixed)"))
     assert entries()["incident_auth"]["valid_from"] == "2026-07-14"
     assert run("set", "incident_auth", "x", "--valid-from", "last tuesday").exit_code == 2
     assert entries()["incident_auth"]["value"] == "Auth failing for EU users (fixed)"

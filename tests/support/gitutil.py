@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 # git variables that point git at another repository, index or object store
 REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
@@ -78,6 +79,12 @@ def commit_ids(repo: Path) -> list[str]:
 
 def commit_count(repo: Path) -> int:
     return len(commit_ids(repo))
+
+
+def succeeded(result: Any) -> Any:
+    """A command's result (an in-process run's), once it is known to have exited 0."""
+    assert result.exit_code == 0, (result.stdout, result.stderr, getattr(result, "exception", None))
+    return result
 
 
 def log_rows(repo: Path, fmt: str = "%an|%ae|%cn|%ce|%s", rev: str = "HEAD") -> list[str]:
