@@ -6,6 +6,12 @@ them, write them atomically, and hand the change to the recorder before the
 lock is released. The recorder is handed in by the caller (the front door
 gives ``ctxgit.recorder.GitRecorder``); without one, writes are files only
 (``NullRecorder``). Reads take no lock and write nothing (§4.6).
+
+Where this machine's own state of the root is kept (the read index, the
+machine's settings) is the caller's to say too (``state_of``): the front door
+gives ``ctxgit.gitfiles.layout.state_dir``; without it there is no such folder
+(no index: every read parses the store files; machine settings at their
+defaults). The core never spells where git keeps things.
 """
 
 from __future__ import annotations
@@ -47,10 +53,12 @@ class Context:
 
     def __init__(self, root: Path | None = None, author: str | None = None, *,
                  recorder_factory: Callable[[Path], Recorder] | None = None,
-                 cache: str = "update") -> None:
+                 cache: str = "update", state_of: Callable[[Path], Path] | None = None) -> None:
         """``cache``: "update" (reads may rebuild the index), "read" (use it only
-        when it is fresh, write nothing: ``start``), or "off"."""
+        when it is fresh, write nothing: ``start``), or "off". ``state_of``: the
+        folder of this machine's own state of a root (None: none)."""
         self.root = settings.home() if root is None else Path(root)
+        self.state: Path | None = state_of(self.root) if state_of is not None else None
         self.author = settings.author() if author is None else (author.strip() or None)
         self._recorder_factory = recorder_factory or NullRecorder.for_root
         self._recorder: Recorder | None = None
@@ -113,7 +121,7 @@ class Context:
         if not self._cache_opened:
             self._cache_opened = True
             from ctx.storage.index import Index
-            self._cache = Index.open(self.root, writable=self._cache_mode == "update")
+            self._cache = Index.open(self.root, self.state, writable=self._cache_mode == "update")
         index = self._cache
         if index is None:
             return None
@@ -328,7 +336,7 @@ class Context:
         if self._cache is not None:
             return self._cache
         from ctx.storage.index import Index
-        return Index.open(self.root, writable=True)
+        return Index.open(self.root, self.state, writable=True)
 
     def _read_for_write(self, index, name: str) -> StoreFile:
         """A store as a write reads it. When the index describes the file on disk (parsed

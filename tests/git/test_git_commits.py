@@ -611,7 +611,7 @@ def test_git_env_ignored_in_a_real_process_and_by_the_background_packing(root, d
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from ctx.context import Context
+    from support.contexts import Context
     from ctxgit.recorder import recorder_for
     root, n, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     while not go.exists():

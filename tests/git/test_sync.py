@@ -22,9 +22,9 @@ import pygit2
 import pytest
 
 import ctxgit.sync.remote as sync_module
-from ctx.context import Context
 from ctxgit.recorder import recorder_for
 from ctxgit.sync.transport import Behind
+from support.contexts import Context
 from support.gitutil import fsck, trailers
 from support.syncutil import (
     Machine,

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from ctx.context import Context
 from ctx.storage import files
+from support.contexts import Context
 from support.stores import store_path
 
 
