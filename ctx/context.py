@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model, phases, settings
-from ctx.errors import CredentialRefused, InvalidArgument, NotFound, StoreError
+from ctx.errors import InvalidArgument, NotFound, StoreError
 from ctx.model import DEFAULT_STORE, STORES, Entry
 from ctx.recorder import NullRecorder
 from ctx.results import Filters, Result, result_order
@@ -114,7 +114,7 @@ class Context:
         names = [model.validate_store(only)] if only else list(STORES)
         return [self.read(name) for name in names]
 
-    def _index(self, stores: list[str]):
+    def fresh_index(self, stores: list[str]) -> Index | None:
         """The index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
         if self._cache_mode == "off":
             return None
@@ -153,7 +153,7 @@ class Context:
 
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
         model.validate_store(store)
-        index = self._index([store])
+        index = self.fresh_index([store])
         entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
         if entry is None:
             raise NotFound(f"no entry {key!r} in store {store!r}")
@@ -181,7 +181,7 @@ class Context:
         """
         if limit is not None and limit <= 0:
             return []
-        index = self._index(stores)
+        index = self.fresh_index(stores)
         if index is not None:
             out: list[Result] = []
             for store, key, entry in index.ordered(stores, where, limited=limit is not None):
@@ -215,7 +215,7 @@ class Context:
 
     def counts(self, stores: list[str] | None = None) -> dict[str, int]:
         stores = list(stores or STORES)
-        index = self._index(stores)
+        index = self.fresh_index(stores)
         if index is not None:
             return index.counts(stores)
         return {name: len(self.read(name).entries) for name in stores}
@@ -226,26 +226,17 @@ class Context:
 
     # --- the write path --------------------------------------------------------
 
-    def _check_policy(self, store: str, source: str | None) -> None:
-        """The store conventions, when the operator turned them on (``ctx config``)."""
+    def check_policy(self, store: str, source: str | None) -> None:
+        """The store conventions, when the operator turned them on (``ctx/policy.py``)."""
         if store == "operator" and self.author:
-            from ctx.features.config import check_store_policy
+            from ctx.policy import check_store_policy
             check_store_policy(self.root, store, self.author, source)
 
-    def _refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
-        if force:
-            return
-        from ctx.credentials import scan
-        for name, content in fields.items():
-            if content is None:
-                continue
-            findings = scan(model.value_text(content))
-            if findings:
-                kinds = ", ".join(sorted({f.description for f in findings}))
-                raise CredentialRefused(
-                    f"the {name} looks like it holds a credential ({kinds}: "
-                    f"{findings[0].preview}); credentials must not be stored in ctx. "
-                    "Use --force if it is not a secret", findings)
+    def refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
+        """Refuse text that looks like a credential (``ctx/policy.py``), unless ``force``."""
+        if not force:
+            from ctx.policy import refuse_credentials
+            refuse_credentials(fields, force)
 
     def transact(self, operation: str, stores: Iterable[str],
                  mutate: Callable[[dict[str, StoreFile]], list[Edit] | Outcome], *,
@@ -262,7 +253,7 @@ class Context:
         fails, every file written is put back as it was.
         """
         names = [model.validate_store(s) for s in stores]
-        self._make_root()
+        self.make_root()
         self._parsed.clear()
         with context_lock(self.root):
             self.recorder.prepare()
@@ -387,13 +378,13 @@ class Context:
         self.transact(operation, [store], mutate, forced=forced)
         return result[0]
 
-    def _make_root(self) -> LayoutReport:
+    def make_root(self) -> LayoutReport:
         """The root and memory/ must exist before the lock file can be taken."""
         return ensure_layout(self.root, memory_only=True)
 
     def init(self) -> LayoutReport:
         """Create what is missing of the root's layout and record it (``ctx init``)."""
-        first = self._make_root()
+        first = self.make_root()
         with context_lock(self.root):
             self.recorder.prepare()
             report = ensure_layout(self.root)
@@ -420,8 +411,8 @@ class Context:
         for one to remove."""
         phases.lap("start")
         model.validate_key(key)
-        self._check_policy(store, source)
-        self._refuse_credentials({"key": key, "value": value, "derivation": derivation,
+        self.check_policy(store, source)
+        self.refuse_credentials({"key": key, "value": value, "derivation": derivation,
                                   "tags": " ".join(tags) if tags else None}, force)
         phases.lap("check")
         # validate the choices before taking the lock, so a typo costs nothing
@@ -445,8 +436,8 @@ class Context:
     def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
                 by: str | None, force: bool) -> Entry:
         phases.lap("start")
-        self._check_policy(store, None)
-        self._refuse_credentials({"note": note, "replacement key": by}, force)
+        self.check_policy(store, None)
+        self.refuse_credentials({"note": note, "replacement key": by}, force)
         phases.lap("check")
         require = self._existing(store, key)
 
@@ -478,7 +469,7 @@ class Context:
         return self._status("resolve", "resolved", key, store, note, None, force)
 
     def set_basis(self, key: str, basis: str, *, store: str = DEFAULT_STORE) -> Entry:
-        self._check_policy(store, None)
+        self.check_policy(store, None)
         require = self._existing(store, key)
         if basis not in model.BASES:
             raise InvalidArgument(f"invalid basis {basis!r}: use one of {', '.join(model.BASES)}")
@@ -490,7 +481,7 @@ class Context:
         return result
 
     def delete(self, key: str, *, store: str = DEFAULT_STORE) -> Entry:
-        self._check_policy(store, None)
+        self.check_policy(store, None)
         removed: list[Entry] = []
 
         def change(before: Entry | None) -> None:

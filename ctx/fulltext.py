@@ -39,7 +39,7 @@ def search(ctx: Context, text: str, filters: Filters, limit: int | None) -> list
         return []
     stores = [filters.store] if filters.store else list(model.STORES)
     candidates = None
-    index = ctx._index(stores)
+    index = ctx.fresh_index(stores)
     if index is not None:
         keys = index.fulltext(stores, query)
         if keys is not None:

@@ -13,7 +13,7 @@ Keys:
 - ``enforce-stores`` (context; ``true``/``false``, default ``false``): enforce
   the store convention of §3.1: an agent (``CTX_AUTHOR`` set) writes the
   ``operator`` store only to record the operator's words, with source
-  ``operator``. See ``check_store_policy``.
+  ``operator``. The rule is the core's (``ctx/policy.py``); this module keeps the setting.
 - ``start-max-chars`` (machine; a number of characters, default 0: none):
   the budget of ``ctx start`` when neither the option nor the agent
   runtime's context window sets one.
@@ -209,22 +209,3 @@ def _set_machine_value(root: Path, state: Path | None, name: str, value: Any) ->
         atomic_write(path, _json_file(data))
     return value, True
 
-
-def check_store_policy(root: Path, store: str, author: str | None, source: str | None) -> None:
-    """Refuse an agent's write to the ``operator`` store without source ``operator``,
-    when ``enforce-stores`` is on (§3.1).
-
-    ``author`` is the writer's CTX_AUTHOR (None or blank: the operator) and
-    ``source`` the source given for the write (None: the default, which for
-    an agent is ``agent``). The configuration is read only when the write is
-    one the policy could refuse.
-    """
-    if store != "operator" or not author or not author.strip() or source == "operator":
-        return
-    if not get_value(root, "enforce-stores", None):  # a key of the context's: no state folder needed
-        return
-    given = f"source {source}" if source else "no source (the default for an agent is agent)"
-    raise InvalidArgument(
-        f"enforce-stores is on: {author.strip()!r} is an agent and may write the operator store "
-        f"only to record the operator's own words, with --source operator; this write has {given}. "
-        "Write it to the shared store, or add --source operator if the operator said it (§3.1)")

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from ctx.errors import InvalidArgument, StoreError
-from ctx.features.config import check_store_policy, get_value
+from ctx.features.config import get_value
+from ctx.policy import check_store_policy
 from support.gitutil import commit_count, message, subject, tree_paths
 
 
