@@ -1,9 +1,11 @@
-"""The operations of spec §4 over one context root, with one write path.
+"""The operations of spec §4 over one context root: the core's public API.
 
-Every write goes through ``Context.transact``: take the lock, let the recorder
-prepare (commit what changed on disk outside ctx), read the stores, change
-them, write them atomically, and hand the change to the recorder before the
-lock is released. The recorder is handed in by the caller (the front door
+Three things meet here, each in its own module: the reads answer from the read
+index when it is fresh (``ctx/storage/cache.py``); every write goes through
+``Context.transact``, the one write path (``ctx/transaction.py``: take the
+lock, let the recorder prepare, read the stores, change them, write them
+atomically, and hand the change to the recorder before the lock is released);
+the rules a write must pass first are ``ctx/policy.py``'s. The recorder is handed in by the caller (the front door
 gives ``ctxgit.recorder.GitRecorder``); without one, writes are files only
 (``NullRecorder``). Reads take no lock and write nothing (§4.6).
 
@@ -25,19 +27,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model, phases, settings
-from ctx.errors import InvalidArgument, NotFound, StoreError
+from ctx.errors import InvalidArgument, NotFound
 from ctx.model import DEFAULT_STORE, STORES, Entry
 from ctx.recorder import NullRecorder
 from ctx.results import Filters, Result, result_order
+from ctx.storage.cache import ReadCache
 from ctx.storage.files import (
     StoreFile,
-    atomic_write,
-    check_writable,
-    parse_store,
-    read_known,
     read_store,
-    store_path,
-    write_store,
 )
 from ctx.storage.lock import context_lock
 from ctx.storage.root import LayoutReport, check_root, ensure_layout
@@ -64,9 +61,7 @@ class Context:
         self._recorder: Recorder | None = None
         if settings.flag("CTX_NO_CACHE"):
             cache = "off"
-        self._cache_mode = cache
-        self._cache: Index | None = None
-        self._cache_opened = False
+        self._cache = ReadCache(self.root, self.state, cache)
         self._parsed: dict[str, StoreFile] = {}
         self._snapshots = 0
 
@@ -82,9 +77,7 @@ class Context:
         return self._recorder
 
     # --- reads -------------------------------------------------------------
-    # Each read asks the index (ctx/storage/index.py) first: fresh, it answers without
-    # parsing a store file; otherwise (no repository, stale and read-only,
-    # SQLite trouble) the store files are parsed, as the spec describes.
+    # Each read asks the read index first (ctx/storage/cache.py), else parses the files.
 
     def read(self, store: str) -> StoreFile:
         """A store as parsed from its file (once per ``snapshot``)."""
@@ -107,49 +100,15 @@ class Context:
             self._snapshots -= 1
             if not self._snapshots:
                 self._parsed.clear()
-                if self._cache is not None:
-                    self._cache.forget()
+                self._cache.forget()
 
     def stores(self, only: str | None = None) -> list[StoreFile]:
         names = [model.validate_store(only)] if only else list(STORES)
         return [self.read(name) for name in names]
 
     def fresh_index(self, stores: list[str]) -> Index | None:
-        """The index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
-        if self._cache_mode == "off":
-            return None
-        if not self._cache_opened:
-            self._cache_opened = True
-            from ctx.storage.index import Index
-            self._cache = Index.open(self.root, self.state, writable=self._cache_mode == "update")
-        index = self._cache
-        if index is None:
-            return None
-        if not self._snapshots:
-            index.forget()
-        if index.fresh(stores):
-            return index
-        if not index.writable:
-            return None
-        import sqlite3
-
-        from ctx.storage.files import read_raw
-        try:
-            for name in stores:
-                if index.fresh([name]):
-                    continue
-                check_root(self.root)
-                found = read_raw(store_path(self.root, name))
-                if found is None:
-                    index.rebuild(name, None, None, b"")
-                else:
-                    parsed = parse_store(name, store_path(self.root, name), *found)
-                    if self._snapshots:
-                        self._parsed[name] = parsed
-                    index.rebuild(name, parsed.entries, found[1], found[0])
-        except sqlite3.Error:
-            return None
-        return index if index.fresh(stores) else None
+        """The read index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
+        return self._cache.fresh(stores, self._parsed if self._snapshots else None)
 
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
         model.validate_store(store)
@@ -222,7 +181,7 @@ class Context:
 
     @property
     def cache_mode(self) -> str:
-        return self._cache_mode
+        return self._cache.mode
 
     # --- the write path --------------------------------------------------------
 
@@ -255,113 +214,9 @@ class Context:
         names = [model.validate_store(s) for s in stores]
         self.make_root()
         self._parsed.clear()
-        with context_lock(self.root):
-            self.recorder.prepare()
-            index = self._write_index()
-            phases.lap("prepare")
-            try:
-                return self._transact_locked(operation, names, mutate, index, forced, subject, trailers)
-            finally:
-                if index is not None and index is not self._cache:
-                    index.close()
-
-    def _transact_locked(self, operation: str, names: list[str], mutate, index, forced: bool,
-                         subject: str | None, trailers: list[tuple[str, str]] | None) -> list[Edit]:
-        """``transact`` under the lock, the recorder prepared."""
-        try:
-            stores_read = {name: self._read_for_write(index, name) for name in names}
-            phases.lap("parse")
-            result = mutate(stores_read)
-        except BaseException:
-            self.recorder.settle()  # what prepare set up is committed, not left lying
-            raise
-        from ctx.changes import Change, Outcome
-        outcome = result if isinstance(result, Outcome) else Outcome(list(result))
-        edits = [e for e in outcome.edits if e.before != e.after]
-        if not edits and not outcome.files and not outcome.parents:
-            self.recorder.settle()
-            return []
-        created = ensure_layout(self.root).created
-        changed = list(dict.fromkeys(e.store for e in edits))
-        written: list[tuple[Path, bytes | None]] = []
-        try:
-            stamp = model.now()
-            for name in changed:
-                check_writable(stores_read[name])
-            old_identity = {}
-            replaced_raw: dict[str, bytes | None] = {}
-            for name in changed:
-                store = stores_read[name]
-                old = store.raw if store.exists else None
-                replaced_raw[name] = old
-                old_identity[name] = store.identity
-                store.top["last_updated"] = stamp
-                if name in outcome.raw:  # serialized by the mutation: only last_updated changes
-                    store.raw = outcome.raw[name]
-                    write_store(store, [])
-                else:
-                    write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
-                                if outcome.splice else None)
-                written.append((store.path, old))
-            for rel, content in outcome.files.items():
-                written.append(_write_file(self.root, rel, content))
-            phases.lap("write")
-            paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
-                     + [p for p in created if not p.endswith("/")])
-            contents = {f"memory/{n}.json": stores_read[n].raw for n in changed}
-            replaced = {f"memory/{n}.json": old for n in changed if (old := replaced_raw.get(n)) is not None}
-            self.recorder.record(Change(operation, edits, paths, self.author, forced,
-                                        outcome.subject or subject,
-                                        outcome.trailers or trailers or [], outcome.parents, contents, replaced))
-        except BaseException:
-            _restore(written)  # a write that is not committed is not made
-            raise
-        self._index_writes(index, stores_read, changed, old_identity, edits)
-        phases.lap("index")
-        return edits
-
-    def _write_index(self):
-        """The index a write consults and keeps in step, or None (off, or no repository)."""
-        if self._cache_mode == "off":
-            return None
-        if self._cache is not None:
-            return self._cache
-        from ctx.storage.index import Index
-        return Index.open(self.root, self.state, writable=True)
-
-    def _read_for_write(self, index, name: str) -> StoreFile:
-        """A store as a write reads it. When the index describes the file on disk (parsed
-        and checked when indexed, or written by ctx since), its entries are not parsed:
-        the write reads and splices only the entries it changes (``files.read_known``).
-        Otherwise the file changed outside ctx: it is parsed whole, and indexed again so
-        that the next write need not."""
-        if index is None:
-            return read_store(self.root, name)
-        import sqlite3
-        index.forget()
-        store = read_known(self.root, name, lambda identity, raw: index.described(name, identity, raw),
-                           lambda key: index.get(name, key))
-        if store.known is None and store.exists and not index.fresh([name]):
-            try:
-                index.rebuild(name, store.entries, store.identity, store.raw)
-            except sqlite3.Error:
-                pass
-        return store
-
-    def _index_writes(self, index, stores: dict[str, StoreFile], changed: list[str],
-                      old_identity: dict, edits: list) -> None:
-        """Keep the index in step with this write (it is rebuilt later if this fails)."""
-        if index is None:
-            return
-        import sqlite3
-        try:
-            for name in changed:
-                store = stores[name]
-                touched = [(e.key, e.after) for e in edits if e.store == name]
-                index.apply(name, old_identity.get(name), store.identity, store.raw, touched,
-                            store.count)
-        except sqlite3.Error:
-            pass
+        from ctx.transaction import transact
+        return transact(self.root, self.author, self.recorder, self._cache, operation, names, mutate,
+                        forced=forced, subject=subject, trailers=trailers)
 
     def _write(self, operation: str, store: str, key: str,
                change: Callable[[Entry | None], Entry | None], *, forced: bool = False) -> Entry | None:
@@ -490,33 +345,3 @@ class Context:
         self._write("delete", store, key, change)
         return removed[0]
 
-
-def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
-    """Write (or with None, remove) one file of the root atomically; returns its old state."""
-    path = root / rel
-    if path.is_symlink():
-        raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise InvalidArgument(f"{rel}: outside the context root")
-    try:
-        old: bytes | None = path.read_bytes()
-    except FileNotFoundError:
-        old = None
-    if content is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write(path, content)
-    return path, old
-
-
-def _restore(written: list[tuple[Path, bytes | None]]) -> None:
-    """Put back files a failed write had replaced; never mask the original error."""
-    for path, old in reversed(written):
-        try:
-            if old is not None:
-                atomic_write(path, old)
-            else:
-                path.unlink(missing_ok=True)
-        except OSError:
-            pass

@@ -27,7 +27,7 @@ def _count_parses(monkeypatch) -> list[str]:
         parsed.append(name)
         return real(name, *args, **kwargs)
     monkeypatch.setattr(files, "parse_store", counting)
-    monkeypatch.setattr("ctx.context.parse_store", counting)
+    monkeypatch.setattr("ctx.storage.cache.parse_store", counting)  # the read index rebuilds from a parse
     return parsed
 
 
