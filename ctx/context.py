@@ -225,7 +225,7 @@ class Context:
         result: list[Entry | None] = []
 
         def mutate(files: dict[str, StoreFile]) -> list[Edit]:
-            before = files[store].entry(key)  # only this entry is read (``_read_for_write``)
+            before = files[store].entry(key)  # only this entry is read (ctx/transaction.py)
             after = change(before)
             result.append(after)
             files[store].put(key, after)
