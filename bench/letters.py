@@ -103,10 +103,11 @@ def _paired(first, second, runs: int) -> tuple[float, float, float]:
 def in_process(root: Path, runs: int) -> tuple[tuple[float, float, float], int, int]:
     import ctx.brief as brief_module
     from ctx.context import Context
+    from ctxgit.gitfiles.layout import state_dir
     real_for_you, real_due = brief_module._for_you, brief_module._due
 
     def once():
-        return brief_module.build_brief(Context(root, author="Agent One", cache="read"))
+        return brief_module.build_brief(Context(root, author="Agent One", cache="read", state_of=state_dir))
 
     def without():
         brief_module._for_you = lambda *a: None

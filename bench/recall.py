@@ -44,6 +44,7 @@ from ctx.meaning import model as meaning_model
 from ctx.meaning import rank
 from ctx.results import Filters
 from ctx.storage import index
+from ctxgit.gitfiles.layout import state_dir
 
 
 def _evalset():
@@ -83,7 +84,7 @@ def shares(found: dict[str, list[bool]]) -> list[float]:
 
 def recall_rows() -> list[tuple[str, list[float]]]:
     root = make_root(WORK / "evalset", entries_by_store())
-    context = Context(root)
+    context = Context(root, state_of=state_dir)  # the read index kept as the front door keeps it
     embedder = meaning_model.shared()
     ways = {
         "`ctx search Q` (substring)": lambda q: [r.key for r in context.select(Filters(), q, TOP)],
@@ -186,7 +187,7 @@ def timed(args: list[str], env: dict[str, str]) -> float:
 
 
 def index_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in (root / ".git" / "ctx").glob(index.FILE + "*"))
+    return sum(p.stat().st_size for p in state_dir(root).glob(index.FILE + "*"))
 
 
 def cost_rows(n: int, runs: int, calls: int) -> list[tuple[str, str, str, str]]:

@@ -172,7 +172,8 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
 
     add("get", measure(["get", key], floor(["shared"], FIND_KEY.format(key=key)), env, runs))
     from ctx.storage.index import index_path
-    index = str(index_path(root))
+    from ctxgit.gitfiles.layout import state_dir
+    index = str(index_path(state_dir(root)))
     add("get (index floor)", measure(["get", key], INDEX_FLOOR.format(path=str(root / "memory" / "shared.json"),
                                                                        index=index, key=key), env, runs),
         "floor: python -c opening the SQLite index for the same query")

@@ -167,7 +167,8 @@ def build(root: Path, commits: int, seed: int = 5) -> None:
 def drop_log(root: Path) -> None:
     from ctx.storage import indextables
     from ctx.storage.index import index_path
-    db = sqlite3.connect(index_path(root), isolation_level=None)
+    from ctxgit.gitfiles.layout import state_dir
+    db = sqlite3.connect(index_path(state_dir(root)), isolation_level=None)
     indextables.drop(db, indextables.SINCE_LOG)
     db.close()
 
@@ -181,6 +182,7 @@ def main() -> None:
     import pygit2  # noqa: F401  (imported before timing: the cold figures are the reading, not the import)
 
     from ctx.context import Context
+    from ctxgit.gitfiles.layout import state_dir
     from ctxgit.porcelain.since import since_last_session
     from ctxgit.recorder import recorder_for
 
@@ -195,7 +197,7 @@ def main() -> None:
                                 capture_output=True, text=True, check=True).stdout.strip()
         print(f"built {count} commits ({merges} merges, 3 agents) in {time.perf_counter() - start:.1f} s")
         # the entries' index exists, as after any read (the log is added beside it)
-        Context(root, author="Agent One").counts()
+        Context(root, author="Agent One", state_of=state_dir).counts()
         agent = "Agent One"
 
         def cold(write: bool):
@@ -214,7 +216,8 @@ def main() -> None:
         ms, since = median_call(lambda: since_last_session(root, "Agent Nine", write=False), args.runs)
         print(f"warm  write=False (first session: all news):      {ms:8.2f} ms  "
               f"[{len(since.changes)} shown, {since.more} more]")
-        Context(root, author="Agent Two", recorder_factory=recorder_for).set("bench_key", "one more write")
+        writer = Context(root, author="Agent Two", recorder_factory=recorder_for, state_of=state_dir)
+        writer.set("bench_key", "one more write")
         ms, since = median_call(lambda: since_last_session(root, agent, write=False), args.runs)
         print(f"stale write=False (1 loose commit since the tip):  {ms:8.2f} ms  "
               f"[newest: {since.changes[0].key} by {since.changes[0].author}]")

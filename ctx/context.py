@@ -1,11 +1,19 @@
-"""The operations of spec §4 over one context root, with one write path.
+"""The operations of spec §4 over one context root: the core's public API.
 
-Every write goes through ``Context.transact``: take the lock, let the recorder
-prepare (commit what changed on disk outside ctx), read the stores, change
-them, write them atomically, and hand the change to the recorder before the
-lock is released. The recorder is handed in by the caller (the front door
+Three things meet here, each in its own module: the reads answer from the read
+index when it is fresh (``ctx/storage/cache.py``); every write goes through
+``Context.transact``, the one write path (``ctx/transaction.py``: take the
+lock, let the recorder prepare, read the stores, change them, write them
+atomically, and hand the change to the recorder before the lock is released);
+the rules a write must pass first are ``ctx/policy.py``'s. The recorder is handed in by the caller (the front door
 gives ``ctxgit.recorder.GitRecorder``); without one, writes are files only
 (``NullRecorder``). Reads take no lock and write nothing (§4.6).
+
+Where this machine's own state of the root is kept (the read index, the
+machine's settings) is the caller's to say too (``state_of``): the front door
+gives ``ctxgit.gitfiles.layout.state_dir``; without it there is no such folder
+(no index: every read parses the store files; machine settings at their
+defaults). The core never spells where git keeps things.
 """
 
 from __future__ import annotations
@@ -19,19 +27,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model, phases, settings
-from ctx.errors import CredentialRefused, InvalidArgument, NotFound, StoreError
+from ctx.errors import InvalidArgument, NotFound
 from ctx.model import DEFAULT_STORE, STORES, Entry
 from ctx.recorder import NullRecorder
 from ctx.results import Filters, Result, result_order
+from ctx.storage.cache import ReadCache
 from ctx.storage.files import (
     StoreFile,
-    atomic_write,
-    check_writable,
-    parse_store,
-    read_known,
     read_store,
-    store_path,
-    write_store,
 )
 from ctx.storage.lock import context_lock
 from ctx.storage.root import LayoutReport, check_root, ensure_layout
@@ -47,18 +50,18 @@ class Context:
 
     def __init__(self, root: Path | None = None, author: str | None = None, *,
                  recorder_factory: Callable[[Path], Recorder] | None = None,
-                 cache: str = "update") -> None:
+                 cache: str = "update", state_of: Callable[[Path], Path] | None = None) -> None:
         """``cache``: "update" (reads may rebuild the index), "read" (use it only
-        when it is fresh, write nothing: ``start``), or "off"."""
+        when it is fresh, write nothing: ``start``), or "off". ``state_of``: the
+        folder of this machine's own state of a root (None: none)."""
         self.root = settings.home() if root is None else Path(root)
+        self.state: Path | None = state_of(self.root) if state_of is not None else None
         self.author = settings.author() if author is None else (author.strip() or None)
         self._recorder_factory = recorder_factory or NullRecorder.for_root
         self._recorder: Recorder | None = None
         if settings.flag("CTX_NO_CACHE"):
             cache = "off"
-        self._cache_mode = cache
-        self._cache: Index | None = None
-        self._cache_opened = False
+        self._cache = ReadCache(self.root, self.state, cache)
         self._parsed: dict[str, StoreFile] = {}
         self._snapshots = 0
 
@@ -74,9 +77,7 @@ class Context:
         return self._recorder
 
     # --- reads -------------------------------------------------------------
-    # Each read asks the index (ctx/storage/index.py) first: fresh, it answers without
-    # parsing a store file; otherwise (no repository, stale and read-only,
-    # SQLite trouble) the store files are parsed, as the spec describes.
+    # Each read asks the read index first (ctx/storage/cache.py), else parses the files.
 
     def read(self, store: str) -> StoreFile:
         """A store as parsed from its file (once per ``snapshot``)."""
@@ -99,53 +100,19 @@ class Context:
             self._snapshots -= 1
             if not self._snapshots:
                 self._parsed.clear()
-                if self._cache is not None:
-                    self._cache.forget()
+                self._cache.forget()
 
     def stores(self, only: str | None = None) -> list[StoreFile]:
         names = [model.validate_store(only)] if only else list(STORES)
         return [self.read(name) for name in names]
 
-    def _index(self, stores: list[str]):
-        """The index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
-        if self._cache_mode == "off":
-            return None
-        if not self._cache_opened:
-            self._cache_opened = True
-            from ctx.storage.index import Index
-            self._cache = Index.open(self.root, writable=self._cache_mode == "update")
-        index = self._cache
-        if index is None:
-            return None
-        if not self._snapshots:
-            index.forget()
-        if index.fresh(stores):
-            return index
-        if not index.writable:
-            return None
-        import sqlite3
-
-        from ctx.storage.files import read_raw
-        try:
-            for name in stores:
-                if index.fresh([name]):
-                    continue
-                check_root(self.root)
-                found = read_raw(store_path(self.root, name))
-                if found is None:
-                    index.rebuild(name, None, None, b"")
-                else:
-                    parsed = parse_store(name, store_path(self.root, name), *found)
-                    if self._snapshots:
-                        self._parsed[name] = parsed
-                    index.rebuild(name, parsed.entries, found[1], found[0])
-        except sqlite3.Error:
-            return None
-        return index if index.fresh(stores) else None
+    def fresh_index(self, stores: list[str]) -> Index | None:
+        """The read index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
+        return self._cache.fresh(stores, self._parsed if self._snapshots else None)
 
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
         model.validate_store(store)
-        index = self._index([store])
+        index = self.fresh_index([store])
         entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
         if entry is None:
             raise NotFound(f"no entry {key!r} in store {store!r}")
@@ -173,7 +140,7 @@ class Context:
         """
         if limit is not None and limit <= 0:
             return []
-        index = self._index(stores)
+        index = self.fresh_index(stores)
         if index is not None:
             out: list[Result] = []
             for store, key, entry in index.ordered(stores, where, limited=limit is not None):
@@ -207,37 +174,28 @@ class Context:
 
     def counts(self, stores: list[str] | None = None) -> dict[str, int]:
         stores = list(stores or STORES)
-        index = self._index(stores)
+        index = self.fresh_index(stores)
         if index is not None:
             return index.counts(stores)
         return {name: len(self.read(name).entries) for name in stores}
 
     @property
     def cache_mode(self) -> str:
-        return self._cache_mode
+        return self._cache.mode
 
     # --- the write path --------------------------------------------------------
 
-    def _check_policy(self, store: str, source: str | None) -> None:
-        """The store conventions, when the operator turned them on (``ctx config``)."""
+    def check_policy(self, store: str, source: str | None) -> None:
+        """The store conventions, when the operator turned them on (``ctx/policy.py``)."""
         if store == "operator" and self.author:
-            from ctx.features.config import check_store_policy
+            from ctx.policy import check_store_policy
             check_store_policy(self.root, store, self.author, source)
 
-    def _refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
-        if force:
-            return
-        from ctx.credentials import scan
-        for name, content in fields.items():
-            if content is None:
-                continue
-            findings = scan(model.value_text(content))
-            if findings:
-                kinds = ", ".join(sorted({f.description for f in findings}))
-                raise CredentialRefused(
-                    f"the {name} looks like it holds a credential ({kinds}: "
-                    f"{findings[0].preview}); credentials must not be stored in ctx. "
-                    "Use --force if it is not a secret", findings)
+    def refuse_credentials(self, fields: dict[str, Any], force: bool) -> None:
+        """Refuse text that looks like a credential (``ctx/policy.py``), unless ``force``."""
+        if not force:
+            from ctx.policy import refuse_credentials
+            refuse_credentials(fields, force)
 
     def transact(self, operation: str, stores: Iterable[str],
                  mutate: Callable[[dict[str, StoreFile]], list[Edit] | Outcome], *,
@@ -254,115 +212,11 @@ class Context:
         fails, every file written is put back as it was.
         """
         names = [model.validate_store(s) for s in stores]
-        self._make_root()
+        self.make_root()
         self._parsed.clear()
-        with context_lock(self.root):
-            self.recorder.prepare()
-            index = self._write_index()
-            phases.lap("prepare")
-            try:
-                return self._transact_locked(operation, names, mutate, index, forced, subject, trailers)
-            finally:
-                if index is not None and index is not self._cache:
-                    index.close()
-
-    def _transact_locked(self, operation: str, names: list[str], mutate, index, forced: bool,
-                         subject: str | None, trailers: list[tuple[str, str]] | None) -> list[Edit]:
-        """``transact`` under the lock, the recorder prepared."""
-        try:
-            stores_read = {name: self._read_for_write(index, name) for name in names}
-            phases.lap("parse")
-            result = mutate(stores_read)
-        except BaseException:
-            self.recorder.settle()  # what prepare set up is committed, not left lying
-            raise
-        from ctx.changes import Change, Outcome
-        outcome = result if isinstance(result, Outcome) else Outcome(list(result))
-        edits = [e for e in outcome.edits if e.before != e.after]
-        if not edits and not outcome.files and not outcome.parents:
-            self.recorder.settle()
-            return []
-        created = ensure_layout(self.root).created
-        changed = list(dict.fromkeys(e.store for e in edits))
-        written: list[tuple[Path, bytes | None]] = []
-        try:
-            stamp = model.now()
-            for name in changed:
-                check_writable(stores_read[name])
-            old_identity = {}
-            replaced_raw: dict[str, bytes | None] = {}
-            for name in changed:
-                store = stores_read[name]
-                old = store.raw if store.exists else None
-                replaced_raw[name] = old
-                old_identity[name] = store.identity
-                store.top["last_updated"] = stamp
-                if name in outcome.raw:  # serialized by the mutation: only last_updated changes
-                    store.raw = outcome.raw[name]
-                    write_store(store, [])
-                else:
-                    write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
-                                if outcome.splice else None)
-                written.append((store.path, old))
-            for rel, content in outcome.files.items():
-                written.append(_write_file(self.root, rel, content))
-            phases.lap("write")
-            paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
-                     + [p for p in created if not p.endswith("/")])
-            contents = {f"memory/{n}.json": stores_read[n].raw for n in changed}
-            replaced = {f"memory/{n}.json": old for n in changed if (old := replaced_raw.get(n)) is not None}
-            self.recorder.record(Change(operation, edits, paths, self.author, forced,
-                                        outcome.subject or subject,
-                                        outcome.trailers or trailers or [], outcome.parents, contents, replaced))
-        except BaseException:
-            _restore(written)  # a write that is not committed is not made
-            raise
-        self._index_writes(index, stores_read, changed, old_identity, edits)
-        phases.lap("index")
-        return edits
-
-    def _write_index(self):
-        """The index a write consults and keeps in step, or None (off, or no repository)."""
-        if self._cache_mode == "off":
-            return None
-        if self._cache is not None:
-            return self._cache
-        from ctx.storage.index import Index
-        return Index.open(self.root, writable=True)
-
-    def _read_for_write(self, index, name: str) -> StoreFile:
-        """A store as a write reads it. When the index describes the file on disk (parsed
-        and checked when indexed, or written by ctx since), its entries are not parsed:
-        the write reads and splices only the entries it changes (``files.read_known``).
-        Otherwise the file changed outside ctx: it is parsed whole, and indexed again so
-        that the next write need not."""
-        if index is None:
-            return read_store(self.root, name)
-        import sqlite3
-        index.forget()
-        store = read_known(self.root, name, lambda identity, raw: index.described(name, identity, raw),
-                           lambda key: index.get(name, key))
-        if store.known is None and store.exists and not index.fresh([name]):
-            try:
-                index.rebuild(name, store.entries, store.identity, store.raw)
-            except sqlite3.Error:
-                pass
-        return store
-
-    def _index_writes(self, index, stores: dict[str, StoreFile], changed: list[str],
-                      old_identity: dict, edits: list) -> None:
-        """Keep the index in step with this write (it is rebuilt later if this fails)."""
-        if index is None:
-            return
-        import sqlite3
-        try:
-            for name in changed:
-                store = stores[name]
-                touched = [(e.key, e.after) for e in edits if e.store == name]
-                index.apply(name, old_identity.get(name), store.identity, store.raw, touched,
-                            store.count)
-        except sqlite3.Error:
-            pass
+        from ctx.transaction import transact
+        return transact(self.root, self.author, self.recorder, self._cache, operation, names, mutate,
+                        forced=forced, subject=subject, trailers=trailers)
 
     def _write(self, operation: str, store: str, key: str,
                change: Callable[[Entry | None], Entry | None], *, forced: bool = False) -> Entry | None:
@@ -371,7 +225,7 @@ class Context:
         result: list[Entry | None] = []
 
         def mutate(files: dict[str, StoreFile]) -> list[Edit]:
-            before = files[store].entry(key)  # only this entry is read (``_read_for_write``)
+            before = files[store].entry(key)  # only this entry is read (ctx/transaction.py)
             after = change(before)
             result.append(after)
             files[store].put(key, after)
@@ -379,13 +233,13 @@ class Context:
         self.transact(operation, [store], mutate, forced=forced)
         return result[0]
 
-    def _make_root(self) -> LayoutReport:
+    def make_root(self) -> LayoutReport:
         """The root and memory/ must exist before the lock file can be taken."""
         return ensure_layout(self.root, memory_only=True)
 
     def init(self) -> LayoutReport:
         """Create what is missing of the root's layout and record it (``ctx init``)."""
-        first = self._make_root()
+        first = self.make_root()
         with context_lock(self.root):
             self.recorder.prepare()
             report = ensure_layout(self.root)
@@ -412,8 +266,8 @@ class Context:
         for one to remove."""
         phases.lap("start")
         model.validate_key(key)
-        self._check_policy(store, source)
-        self._refuse_credentials({"key": key, "value": value, "derivation": derivation,
+        self.check_policy(store, source)
+        self.refuse_credentials({"key": key, "value": value, "derivation": derivation,
                                   "tags": " ".join(tags) if tags else None}, force)
         phases.lap("check")
         # validate the choices before taking the lock, so a typo costs nothing
@@ -437,8 +291,8 @@ class Context:
     def _status(self, operation: str, status: str, key: str, store: str, note: str | None,
                 by: str | None, force: bool) -> Entry:
         phases.lap("start")
-        self._check_policy(store, None)
-        self._refuse_credentials({"note": note, "replacement key": by}, force)
+        self.check_policy(store, None)
+        self.refuse_credentials({"note": note, "replacement key": by}, force)
         phases.lap("check")
         require = self._existing(store, key)
 
@@ -470,7 +324,7 @@ class Context:
         return self._status("resolve", "resolved", key, store, note, None, force)
 
     def set_basis(self, key: str, basis: str, *, store: str = DEFAULT_STORE) -> Entry:
-        self._check_policy(store, None)
+        self.check_policy(store, None)
         require = self._existing(store, key)
         if basis not in model.BASES:
             raise InvalidArgument(f"invalid basis {basis!r}: use one of {', '.join(model.BASES)}")
@@ -482,7 +336,7 @@ class Context:
         return result
 
     def delete(self, key: str, *, store: str = DEFAULT_STORE) -> Entry:
-        self._check_policy(store, None)
+        self.check_policy(store, None)
         removed: list[Entry] = []
 
         def change(before: Entry | None) -> None:
@@ -491,33 +345,3 @@ class Context:
         self._write("delete", store, key, change)
         return removed[0]
 
-
-def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
-    """Write (or with None, remove) one file of the root atomically; returns its old state."""
-    path = root / rel
-    if path.is_symlink():
-        raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise InvalidArgument(f"{rel}: outside the context root")
-    try:
-        old: bytes | None = path.read_bytes()
-    except FileNotFoundError:
-        old = None
-    if content is None:
-        path.unlink(missing_ok=True)
-    else:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write(path, content)
-    return path, old
-
-
-def _restore(written: list[tuple[Path, bytes | None]]) -> None:
-    """Put back files a failed write had replaced; never mask the original error."""
-    for path, old in reversed(written):
-        try:
-            if old is not None:
-                atomic_write(path, old)
-            else:
-                path.unlink(missing_ok=True)
-        except OSError:
-            pass

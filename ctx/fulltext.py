@@ -4,7 +4,7 @@ Words are runs of letters and digits, compared in lower case (``decision_db_pool
 is the words decision, db, pool). An entry matches when every query word is
 one of its words (key or value); its score is how many times the query words
 occur in it, and results come best first, then in the usual order (newest
-timestamp, store, key). With the index, SQLite FTS5 in ``.git/ctx/`` finds the
+timestamp, store, key). With the index, SQLite FTS5 in the state folder finds the
 candidates and is brought up to date from the entry rows whenever a store
 changed; the Python check below decides, so both ways give the same answer.
 """
@@ -39,7 +39,7 @@ def search(ctx: Context, text: str, filters: Filters, limit: int | None) -> list
         return []
     stores = [filters.store] if filters.store else list(model.STORES)
     candidates = None
-    index = ctx._index(stores)
+    index = ctx.fresh_index(stores)
     if index is not None:
         keys = index.fulltext(stores, query)
         if keys is not None:

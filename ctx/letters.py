@@ -118,7 +118,7 @@ def _check_texts(ctx: Context, fields: dict[str, Any], force: bool) -> None:
     for name, text in fields.items():
         if isinstance(text, str):
             model.check_text(name, text)
-    ctx._refuse_credentials(fields, force)
+    ctx.refuse_credentials(fields, force)
 
 
 # --- writes -------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def handoff(ctx: Context, to: str, baton: str, note: str, *, store: str = STORE,
     if not note or not note.strip():
         raise InvalidArgument("a handoff needs a note (--note)")
     _check_texts(ctx, {"note": note, "recipient": to}, force)
-    ctx._check_policy(store, None)
+    ctx.check_policy(store, None)
     from ctx.changes import Edit
     made: list[Any] = []
 

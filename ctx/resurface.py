@@ -130,7 +130,7 @@ def _write(ctx: Context, operation: str, key: str, store: str, change) -> Entry:
     """One entry's due fields changed through the write path, one commit."""
     model.validate_store(store)
     model.validate_key(key)
-    ctx._check_policy(store, None)
+    ctx.check_policy(store, None)
     from ctx.changes import Edit, Outcome
     from ctx.errors import NotFound
     made: list[Entry] = []

@@ -124,15 +124,15 @@ def write_store(root: Path) -> Callable[..., Path]:
 def context(root: Path):
     """A ``Context`` on the test root, its author taken from the (clean) environment;
     writes are files only (the null recorder), as in every core test."""
-    from ctx.context import Context
+    from support.contexts import Context
     return Context(root)
 
 
 @pytest.fixture
 def git_context(root: Path):
     """A ``Context`` whose writes are commits, as the front door makes it."""
-    from ctx.context import Context
     from ctxgit.recorder import recorder_for
+    from support.contexts import Context
     return Context(root, recorder_factory=recorder_for)
 
 
@@ -143,7 +143,7 @@ def make_context(root: Path) -> Callable[..., Any]:
 
     With no author, the author comes from ``CTX_AUTHOR`` as it is when called.
     """
-    from ctx.context import Context
     from ctxgit.recorder import recorder_for
+    from support.contexts import Context
     return lambda author=None, git=False: Context(root, author=author,
                                                   recorder_factory=recorder_for if git else None)

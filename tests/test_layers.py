@@ -216,6 +216,31 @@ def test_the_floor_rules_would_catch_a_wrong_import():
     assert "pygit2" in names
 
 
+def _git_paths(source: str) -> list[str]:
+    """The strings of ``source`` (docstrings too) that name a place inside ``.git``."""
+    return [node.value for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and (node.value.strip("/") == ".git" or ".git/" in node.value)]
+
+
+CORE = sorted(m for m in MODULES if _layer(m) == "ctx")
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_never_spells_where_git_keeps_things(module):
+    """The core's own state (the read index, the machine's settings) is kept in the folder
+    the front door names (``Context.state``, from ``ctxgit.gitfiles.layout.state_dir``)."""
+    found = _git_paths(MODULES[module].read_text(encoding="utf-8"))
+    assert not found, f"{module} names a place in .git: {found}"
+
+
+def test_the_git_path_reader_would_catch_one():
+    assert "ctx.storage.index" in CORE and "ctx.cli.run" not in CORE and "ctx.harness.gemini" not in CORE
+    assert _git_paths('p = root / ".git" / "ctx"\n') == [".git"]
+    assert _git_paths('"""Kept in ``.git/ctx/x``."""\nq = f"{root}/.git/ctx"\n')
+    assert not _git_paths('IGNORE = ".gitignore"\nA = ".gitattributes"\n')
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_over_600_lines(module):
     lines = MODULES[module].read_text(encoding="utf-8").count("\n")

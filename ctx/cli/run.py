@@ -61,7 +61,8 @@ class Run:
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
         from ctx.context import Context
-        context = Context(recorder_factory=git_recorder, **options)
+        from ctxgit.gitfiles.layout import state_dir
+        context = Context(recorder_factory=git_recorder, state_of=state_dir, **options)
         self.contexts.append(context)
         return context
 

@@ -3,16 +3,17 @@
 The context's keys are kept in ``<root>/config.json``: one JSON object of
 known keys, written through the one write path (``Context.transact``), so
 every change is a commit, and it travels with the context (sync, clone)
-like the stores. This machine's keys are kept inside the root's repository,
-``.git/ctx/machine.json``: never committed, never synced, one machine's own.
-A missing file means every key has its default.
+like the stores. This machine's keys are kept in ``machine.json`` in the
+root's state folder (``Context.state``, which the front door puts inside the
+repository): never committed, never synced, one machine's own. A missing
+file (or no state folder) means every key has its default.
 
 Keys:
 
 - ``enforce-stores`` (context; ``true``/``false``, default ``false``): enforce
   the store convention of §3.1: an agent (``CTX_AUTHOR`` set) writes the
   ``operator`` store only to record the operator's words, with source
-  ``operator``. See ``check_store_policy``.
+  ``operator``. The rule is the core's (``ctx/policy.py``); this module keeps the setting.
 - ``start-max-chars`` (machine; a number of characters, default 0: none):
   the budget of ``ctx start`` when neither the option nor the agent
   runtime's context window sets one.
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAME = "config.json"
-MACHINE_NAME = ".git/ctx/machine.json"
+MACHINE_FILE = "machine.json"  # in the state folder (ctxgit/gitfiles/layout.py's MACHINE names it for git)
 
 
 class Key:
@@ -56,7 +57,7 @@ class Key:
         self.parse = parse
         self.check = check
         self.help = help
-        self.machine = machine  # kept per machine (.git/ctx/machine.json), not in the synced config.json
+        self.machine = machine  # kept per machine (MACHINE_FILE), not in the synced config.json
 
 
 def _boolean(text: str) -> bool:
@@ -112,13 +113,18 @@ def _key(name: str) -> Key:
                               f"{', '.join(KEYS)}") from None
 
 
-def config_path(root: Path, machine: bool = False) -> Path:
-    return Path(root) / (MACHINE_NAME if machine else CONFIG_NAME)
+def config_path(root: Path, state: Path | None, machine: bool = False) -> Path | None:
+    """The context's file (``root/config.json``), or with ``machine`` this machine's
+    (in the state folder ``state``; None when there is no state folder)."""
+    if not machine:
+        return Path(root) / CONFIG_NAME
+    return Path(state) / MACHINE_FILE if state is not None else None
 
 
-def read_config(root: Path, machine: bool = False) -> dict[str, Any]:
-    """The whole configuration object on disk ({} when there is none)."""
-    path = config_path(root, machine)
+def read_config(path: Path | None) -> dict[str, Any]:
+    """The whole configuration object in the file ``path`` ({} when there is none)."""
+    if path is None:
+        return {}
     try:
         raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
@@ -134,21 +140,22 @@ def read_config(root: Path, machine: bool = False) -> dict[str, Any]:
     return data
 
 
-def get_value(root: Path, name: str) -> Any:
-    """A key's value, or its default when unset; a malformed value is an error."""
+def get_value(root: Path, name: str, state: Path | None) -> Any:
+    """A key's value, or its default when unset; a malformed value is an error.
+    ``state``: the root's state folder, where a machine key is kept (``Context.state``)."""
     key = _key(name)
-    data = read_config(root, key.machine)
+    data = read_config(config_path(root, state, key.machine))
     if name not in data:
         return key.default
     value = data[name]
     if not key.check(value):
-        raise StoreError(f"{config_path(root, key.machine)}: {name} is {value!r}, which is not valid "
+        raise StoreError(f"{config_path(root, state, key.machine)}: {name} is {value!r}, which is not valid "
                          f"({key.help}); set it again with `ctx config {name} VALUE`")
     return value
 
 
-def all_values(root: Path) -> dict[str, Any]:
-    return {name: get_value(root, name) for name in KEYS}
+def all_values(root: Path, state: Path | None) -> dict[str, Any]:
+    return {name: get_value(root, name, state) for name in KEYS}
 
 
 def _json_file(data: dict[str, Any]) -> bytes:
@@ -166,12 +173,12 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     key = _key(name)
     value = key.parse(text)
     if key.machine:
-        return _set_machine_value(context.root, name, value)
+        return _set_machine_value(context.root, context.state, name, value)
     from ctx.changes import Outcome
     changed: list[bool] = []
 
     def mutate(_stores) -> Outcome:
-        data = read_config(context.root)
+        data = read_config(config_path(context.root, None))
         if name in data and data[name] == value:
             changed.append(False)
             return Outcome([])
@@ -183,39 +190,22 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     return value, changed[0]
 
 
-def _set_machine_value(root: Path, name: str, value: Any) -> tuple[Any, bool]:
-    """A per-machine key: written atomically under the context lock, never committed."""
+def _set_machine_value(root: Path, state: Path | None, name: str, value: Any) -> tuple[Any, bool]:
+    """A per-machine key: written atomically under the context lock, never committed.
+    The state folder is made when missing, its parent (the repository) never."""
     from ctx.storage.files import atomic_write
     from ctx.storage.lock import context_lock
-    if not (Path(root) / ".git").is_dir():
-        raise InvalidArgument(f"{name} is kept per machine in the context's repository ({MACHINE_NAME}), "
+    path = config_path(root, state, machine=True)
+    if path is None or not path.parent.parent.is_dir():
+        where = f" ({path})" if path is not None else ""
+        raise InvalidArgument(f"{name} is kept per machine in the context's repository{where}, "
                               f"and {root} has none yet: write something first (or unset CTX_NO_GIT)")
     with context_lock(Path(root)):
-        data = read_config(root, machine=True)
+        data = read_config(path)
         if name in data and data[name] == value:
             return value, False
         data[name] = value
-        path = config_path(root, machine=True)
         path.parent.mkdir(mode=0o700, exist_ok=True)
         atomic_write(path, _json_file(data))
     return value, True
 
-
-def check_store_policy(root: Path, store: str, author: str | None, source: str | None) -> None:
-    """Refuse an agent's write to the ``operator`` store without source ``operator``,
-    when ``enforce-stores`` is on (§3.1).
-
-    ``author`` is the writer's CTX_AUTHOR (None or blank: the operator) and
-    ``source`` the source given for the write (None: the default, which for
-    an agent is ``agent``). The configuration is read only when the write is
-    one the policy could refuse.
-    """
-    if store != "operator" or not author or not author.strip() or source == "operator":
-        return
-    if not get_value(root, "enforce-stores"):
-        return
-    given = f"source {source}" if source else "no source (the default for an agent is agent)"
-    raise InvalidArgument(
-        f"enforce-stores is on: {author.strip()!r} is an agent and may write the operator store "
-        f"only to record the operator's own words, with --source operator; this write has {given}. "
-        "Write it to the shared store, or add --source operator if the operator said it (§3.1)")

@@ -42,7 +42,7 @@ TIE = 1e-4  # BM25's part of a word score: it orders entries of equal share
 
 def index_for(ctx: Context, stores: list[str]) -> tuple[Index, bool]:
     """The read index (True), or one in memory when this root keeps none (False)."""
-    index = ctx._index(stores)
+    index = ctx.fresh_index(stores)
     if index is not None:
         return index, True
     from ctx.storage.index import Index

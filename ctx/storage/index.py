@@ -1,7 +1,8 @@
 """A rebuildable index of the stores, so reads need not parse whole store files.
 
-One SQLite file, ``.git/ctx/index-v3.sqlite`` (inside ``.git``: never part of
-the work tree, never committed), holds a row per entry: the entry in Python's
+One SQLite file, ``FILE`` in the root's state folder (``Context.state``: the
+front door names it, inside the repository: never part of the work tree,
+never committed; no folder, no index), holds a row per entry: the entry in Python's
 ``marshal`` form (built in, so a read need not import ``json``: ~3.5 ms at
 every start; the file is this machine's own cache, never shared) and the
 columns that reads filter and order by. It is derived data (§8.2): each
@@ -46,15 +47,18 @@ SEP = "\x1f"
 COMMON = 0.125
 COMMON_FROM = 64
 
-def index_path(root: Path) -> Path:
-    return root / ".git" / "ctx" / FILE
+def index_path(state: Path) -> Path:
+    """The index file in the state folder ``state`` (``Context.state``)."""
+    return state / FILE
 
 
-def drop(root: Path) -> bool:
+def drop(state: Path | None) -> bool:
     """Remove the index (``ctx reindex``); the next read rebuilds it. True if there was one."""
+    if state is None:
+        return False
     found = False
     for suffix in ("", "-journal", "-wal", "-shm"):
-        path = index_path(root).with_name(FILE + suffix)
+        path = index_path(state).with_name(FILE + suffix)
         if path.exists():
             path.unlink()
             found = True
@@ -120,13 +124,17 @@ class Index:
         self._fresh: set[str] = set()
 
     @classmethod
-    def open(cls, root: Path, writable: bool, create: bool = True) -> Index | None:
-        path = index_path(root)
+    def open(cls, root: Path, state: Path | None, writable: bool, create: bool = True) -> Index | None:
+        """The index of ``root``'s stores kept in the state folder ``state``. The folder is
+        made when missing, its parent never (it exists once the root has a repository)."""
+        if state is None:
+            return None
+        path = index_path(state)
         try:
             if not path.exists():
-                if not writable or not create or not (root / ".git").is_dir():
+                if not writable or not create or not state.parent.is_dir():
                     return None
-                path.parent.mkdir(mode=0o700, exist_ok=True)
+                state.mkdir(mode=0o700, exist_ok=True)
                 for old in path.parent.glob(indextables.OLD_FILES):  # the indexes before it
                     old.unlink()
             uri = path.as_uri() + ("" if writable else "?mode=ro")

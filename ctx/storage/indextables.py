@@ -1,6 +1,6 @@
 """The read index's file and every table in it: declared here, and made only here.
 
-The file is ``.git/ctx/index-v3.sqlite`` (``FILE``): this machine's own cache,
+The file is ``FILE`` in the root's state folder (``Context.state``): this machine's own cache,
 never committed nor synced, derived from the stores and from git, so it may be
 removed at any time (``ctx reindex`` does) and each part of it is rebuilt on
 its next use. Its name carries its layout's version: a file of an older one

@@ -26,11 +26,17 @@ AUTOSYNC_LOCK = "ctx/autosync.lock"  # one background push at a time
 SYNC_LOG = "ctx/sync.log"           # what auto-sync did
 SYNC_RECORD = "ctx/sync.json"       # how the last sync ended
 MERGE = "ctx/merge.json"            # a merge that waits for a human
-MACHINE = "ctx/machine.json"        # this machine's configuration keys (ctx/features/config.py's MACHINE_NAME)
+MACHINE = "ctx/machine.json"        # this machine's configuration keys (ctx/features/config.py's MACHINE_FILE)
 SINCE_LAG = "ctx/since-lag"         # writes since the since-log was brought up to HEAD
 VIEW = "ctx/view"                   # where `ctx view` writes its page
 PIECES = "ctx/pieces.json"          # the fast commit's last blob, as compressed pieces (plumbing/pieces.py)
 SLOW_COMMITS = "ctx/slow-commits"   # writes in a row that went through libgit2, and why (plumbing/slowness.py)
+
+
+def state_dir(root: Path) -> Path:
+    """The folder the core keeps this machine's own state of ``root`` in (the read index,
+    the machine's settings): what the front door hands ``Context`` as ``state_of``."""
+    return path(root, DIR)
 
 
 def git_dir(root: Path) -> Path:

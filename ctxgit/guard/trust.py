@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from ctx.errors import Conflict
+from ctxgit.gitfiles import layout
 from ctxgit.plumbing.signing import GOOD, verify_config, verify_many
 
 TYPE_CHECKING = False
@@ -50,7 +51,7 @@ def _listed(found: list[tuple[str, str, str]]) -> str:
 def require_signed(root: Path) -> bool:
     """This machine's ``require-signed`` (``ctx config``)."""
     from ctx.features.config import get_value
-    return bool(get_value(Path(root), "require-signed"))
+    return bool(get_value(Path(root), "require-signed", layout.state_dir(Path(root))))
 
 
 def refuse_untrusted(root: Path, repo: Any, theirs: Any, label: str = "the remote") -> None:

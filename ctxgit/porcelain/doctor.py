@@ -161,7 +161,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
         if slow:
             findings.append(Finding(slow, fixable=False, kind="slow-commits"))
     if repair and any(f.fixable for f in findings):
-        ctx._make_root()
+        ctx.make_root()
         with context_lock(root):
             clear_half_made(root)
             ctx.recorder.prepare()  # creates the repository, .gitignore lines, commits outside changes

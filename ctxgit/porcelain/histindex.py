@@ -19,6 +19,7 @@ from pathlib import Path
 import pygit2
 
 from ctx.storage import indextables
+from ctxgit.gitfiles import layout
 from ctxgit.porcelain.commits import CommitInfo, Version, walk_history
 
 
@@ -42,7 +43,7 @@ def _load(text: str, key: str) -> list[Version]:
 def versions(root: Path, repo: pygit2.Repository, key: str, stores: list[str]) -> list[Version] | None:
     """Every version of ``key`` in ``stores``, newest first ([] if none); None without an index."""
     from ctx.storage.index import Index
-    index = Index.open(root, writable=True)
+    index = Index.open(root, layout.state_dir(root), writable=True)
     if index is None:
         return None
     db = index.db

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 from ctx.model import STORES
 from ctx.storage import indextables
-from ctxgit.gitfiles import objects
+from ctxgit.gitfiles import layout, objects
 from ctxgit.gitfiles.refs import head_id
 from ctxgit.gitfiles.trailers import trailers
 
@@ -89,7 +89,7 @@ def since_last_session(root: Path, author: str, limit: int = 10, write: bool = T
         name = author_identity(author)[0]
     limit = max(limit, 0)
     from ctx.storage.index import Index
-    index = Index.open(root, writable=write)
+    index = Index.open(root, layout.state_dir(root), writable=write)
     if index is not None:
         try:
             found = (_on_disk if write else _read_only)(index.db, root, head, name, limit)
@@ -185,7 +185,7 @@ def catch_up(root: Path) -> bool:
     if head is None:
         return False
     from ctx.storage.index import Index
-    index = Index.open(root, writable=True)
+    index = Index.open(root, layout.state_dir(root), writable=True)
     if index is None:
         return False
     try:

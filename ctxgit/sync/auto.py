@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from ctxgit.gitfiles import syncrecord
-from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF
+from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, state_dir
 from ctxgit.sync import state
 from ctxgit.sync.trigger import after_write, auto_remote, lock_path, running, spawn  # noqa: F401  (the trigger's)
 
@@ -86,7 +86,7 @@ def _context(root: Path):
     from ctx import settings
     from ctx.context import Context
     from ctxgit.recorder import recorder_for
-    return Context(root=root, author=settings.author(), recorder_factory=recorder_for)
+    return Context(root=root, author=settings.author(), recorder_factory=recorder_for, state_of=state_dir)
 
 
 def _sync_while_ahead(root: Path) -> bool:
@@ -163,7 +163,7 @@ def pull_first(root: Path) -> str | None:
     seconds = 3.0
     try:
         from ctx.features.config import get_value
-        seconds = float(get_value(root, "sync-timeout"))
+        seconds = float(get_value(root, "sync-timeout", state_dir(root)))
         from ctxgit.sync import transport
         from ctxgit.sync.remote import pull
         deadline = transport.Deadline(seconds, "sync-timeout")

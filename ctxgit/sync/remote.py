@@ -31,7 +31,7 @@ from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, No
 from ctx.storage.lock import context_lock, wait_for_flock
 from ctxgit.gitfiles import waiting
 from ctxgit.gitfiles.config import upstream
-from ctxgit.gitfiles.layout import BRANCH, tracking_ref
+from ctxgit.gitfiles.layout import BRANCH, state_dir, tracking_ref
 from ctxgit.guard.install import ensure_repo
 from ctxgit.guard.trust import refuse_untrusted
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
@@ -378,7 +378,7 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
         except (pygit2.GitError, GitError) as exc:
             raise GitError(f"cannot clone {redact(url)}: {callbacks.explain(exc)}") from None
         repo = holder[0]
-    ctx = Context(root=root, recorder_factory=recorder_for)
+    ctx = Context(root=root, recorder_factory=recorder_for, state_of=state_dir)
     (root / "memory").mkdir(mode=0o700, exist_ok=True)
     if not repo.head_is_unborn:
         check_stores(flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote"))  # links refused

@@ -11,10 +11,10 @@ import pytest
 
 from ctx import summaries
 from ctx.brief import build_brief, render_brief
-from ctx.context import Context
 from ctx.display import excerpt
 from ctx.start import start_payload
 from ctx.summaries import list_summaries, newest_summary, next_summary_name, open_items
+from support.contexts import Context
 from support.stores import make_entry, snapshot, store_path, write_store_file
 
 NOW = datetime(2026, 1, 12, 12, 0, 0, tzinfo=UTC)

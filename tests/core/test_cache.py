@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from ctx.brief import build_brief, render_brief
-from ctx.context import Context
 from ctx.model import STORES, parse_ts
 from ctx.results import Filters
-from ctx.storage.index import Index, index_path
+from ctx.storage.index import Index
+from support.contexts import Context, index_file
 from support.stores import make_entry, store_path
 
 WORDS = ["alpha", "Beta", "gamma", "DELTA", "émigré", "naïve", "x", "decision", "upload", "proxy"]
@@ -69,7 +69,7 @@ def test_index_and_files_agree(root, run, seed):
         filters, pattern, limit = _filters(rng)
         assert [(r.store, r.key, r.entry) for r in indexed.select(filters, pattern, limit)] == \
                [(r.store, r.key, r.entry) for r in parsed.select(filters, pattern, limit)]
-    assert index_path(root).exists()
+    assert index_file(root).exists()
     now = datetime(2026, 1, 5, tzinfo=UTC)
     assert render_brief(build_brief(indexed, now=now)) == render_brief(build_brief(parsed, now=now))
     for store in STORES:
@@ -92,17 +92,17 @@ def test_an_outside_write_is_always_noticed(root, run):
 def test_ctx_writes_keep_the_index_fresh(root, run):
     assert run("set", "k", "one").exit_code == 0
     assert run("get", "k").exit_code == 0
-    index = Index.open(root, writable=False)
+    index = Index.open(root, index_file(root).parent, writable=False)
     assert index is not None and index.fresh(["shared"])
     assert run("set", "k2", "two").exit_code == 0
-    index = Index.open(root, writable=False)
+    index = Index.open(root, index_file(root).parent, writable=False)
     assert index.fresh(["shared"]) and index.get("shared", "k2")["value"] == "two"
 
 
 def test_a_broken_index_is_never_a_wrong_answer(root, run):
     assert run("set", "k", "one").exit_code == 0
     assert run("get", "k").exit_code == 0
-    index_path(root).write_bytes(b"this is not a database")
+    index_file(root).write_bytes(b"this is not a database")
     result = run("get", "k")
     assert result.exit_code == 0 and "one" in result.stdout
 
@@ -178,3 +178,17 @@ def test_indexed_history_equals_walking_the_commits(root, run, seed):
             except Exception as exc:
                 indexed = type(exc).__name__
             assert indexed == walked, (key, stores)
+
+
+def test_without_a_state_folder_there_is_no_index(root, run):
+    """The core keeps its index only where it is told (``state_of``): a ``Context`` given
+    none parses the store files, writes nothing beside them, and answers the same."""
+    from ctx.context import Context as CoreContext
+    assert run("set", "k", "one").exit_code == 0
+    index_file(root).unlink(missing_ok=True)
+    bare = CoreContext(root)
+    assert bare.state is None
+    bare.set("k", "two")
+    assert bare.get("k")["value"] == "two" and bare.counts()["shared"] == 1
+    assert not index_file(root).exists()
+    assert Context(root).get("k")["value"] == "two" and index_file(root).exists()

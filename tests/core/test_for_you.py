@@ -7,8 +7,8 @@ import json
 from datetime import UTC, datetime
 
 from ctx.brief import build_brief, render_brief
-from ctx.context import Context
 from ctx.start import start_payload
+from support.contexts import Context
 from support.stores import make_entry
 
 NOW = datetime(2026, 1, 12, 12, 0, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ctx.storage import indextables
-from ctx.storage.index import index_path
+from support.contexts import index_file
 
 OWNER = "ctx.storage.indextables"
 REPO = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def test_only_the_owner_makes_tables_in_the_index_file(root, run, monkeypatch):
     assert {module for module, _ in makers} == {OWNER}, makers
     made = {name for module, name in makers}
     assert {"entries", "fts", "words", "log_commits", "hist_keys"} <= made, made
-    db = real(index_path(root))
+    db = real(index_file(root))
     try:
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     finally:

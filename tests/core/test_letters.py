@@ -147,7 +147,7 @@ def test_an_answer_from_a_machine_whose_clock_is_behind_still_answers(make_conte
 
 
 def test_inbox_reads_the_same_with_and_without_the_index(root, write_store, monkeypatch):
-    from ctx.context import Context
+    from support.contexts import Context
     _put_letter(write_store, "comms:agent_one:1-aaaaaa:q", "2026-01-02T12:00:00Z")
     _put_letter(write_store, "comms:agent_one:3-cccccc:r", "2026-01-03T12:00:00Z")
     _put_letter(write_store, "comms:agent_two:2-bbbbbb:a", "2026-01-04T06:00:00Z", to="Agent Two",

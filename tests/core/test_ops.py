@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from ctx import settings
-from ctx.context import Context
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound
 from ctx.model import parse_ts
 from ctx.results import Filters
+from support.contexts import Context
 from support.stores import make_entry, read_entries, store_path, write_store_file
 
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"

@@ -8,7 +8,7 @@ import importlib
 import json
 
 from ctx import phases
-from ctx.context import Context
+from support.contexts import Context
 
 
 def test_off_it_records_nothing(monkeypatch):

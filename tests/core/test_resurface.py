@@ -163,7 +163,7 @@ def test_due_lists_overdue_and_this_weeks_entries_soonest_first(context, write_s
 
 
 def test_due_is_bounded_and_stale_entries_are_named_for_the_operator(root, write_store):
-    from ctx.context import Context
+    from support.contexts import Context
     write_store("shared", {f"k{n:02d}": make_entry(f"item {n}", due=f"2026-03-{n + 1:02d}") for n in range(14)})
     write_store("shared", {"at_risk": make_entry("needs a human", due="2026-05-01", stale=True)})
     operator = build_brief(Context(root), now=NOW)
@@ -179,7 +179,7 @@ def test_due_is_bounded_and_stale_entries_are_named_for_the_operator(root, write
 
 
 def test_a_stale_entry_is_marked_for_everyone_and_as_the_operators_call_in_theirs(root, write_store):
-    from ctx.context import Context
+    from support.contexts import Context
     write_store("shared", {"at_risk": make_entry("needs a human", due="2026-03-11", stale=True)})
     assert "  - 2026-03-11 (tomorrow) at_risk [stale: needs you]: needs a human\n" in \
         render_brief(build_brief(Context(root), now=NOW))
@@ -217,7 +217,7 @@ def test_every_command_keeps_the_fields_it_does_not_know(run, write_store, entri
 
 
 def test_due_reads_the_same_with_and_without_the_index(root, write_store):
-    from ctx.context import Context
+    from support.contexts import Context
     write_store("shared", {"a": make_entry("a", due="2026-03-12"), "b": make_entry("b", due="2026-3-12"),
                            "c": make_entry("c", due="2026-03-30"), "d": make_entry("d", due="2026-04-30", stale=True),
                            "e": make_entry("e", due=20260312), "f": make_entry("the due date is near")})

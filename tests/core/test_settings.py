@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ctx import settings
-from ctx.context import Context
 from ctx.errors import InvalidArgument
+from support.contexts import Context
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = re.compile(r"\bCTX_[A-Z][A-Z0-9_]*")

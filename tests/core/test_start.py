@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctx.brief import Since, SinceChange
-from ctx.context import Context
 from ctx.start import budget_from, start_payload
+from support.contexts import Context
 from support.stores import make_entry, write_store_file
 
 ELISION = re.compile(r"\n\[ctx: \d+ more items \([\d,]+ chars\) cut to fit [\d,]+; see ctx [^\n]+\]\n$")

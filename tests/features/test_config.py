@@ -8,7 +8,8 @@ import json
 import pytest
 
 from ctx.errors import InvalidArgument, StoreError
-from ctx.features.config import check_store_policy, get_value
+from ctx.features.config import get_value
+from ctx.policy import check_store_policy
 from support.gitutil import commit_count, message, subject, tree_paths
 
 
@@ -39,7 +40,7 @@ def test_set_is_one_commit_and_setting_it_again_none(run, root):
     assert "(unchanged)" in again.stdout
     assert commit_count(root) == before + 1
     ok(run("config", "enforce-stores", "false"))
-    assert get_value(root, "enforce-stores") is False
+    assert get_value(root, "enforce-stores", None) is False
     assert commit_count(root) == before + 2
 
 
@@ -129,3 +130,19 @@ def test_a_machine_key_needs_the_repository(run, root):
     ok(run("set", "k", "v", env={"CTX_NO_GIT": "1"}))
     refused = run("config", "start-max-chars", "400", env={"CTX_NO_GIT": "1"})
     assert refused.exit_code == 2 and ".git/ctx/machine.json" in refused.stderr
+
+
+def test_the_machine_file_is_where_the_git_layer_says(run, root):
+    """The core names the file in its state folder; the git layer, its place in .git: they agree."""
+    from ctx.context import Context as CoreContext
+    from ctx.features.config import MACHINE_FILE, config_path, set_value
+    from ctxgit.gitfiles import layout
+    ok(run("set", "k", "v"))
+    assert config_path(root, layout.state_dir(root), machine=True) == layout.path(root, layout.MACHINE)
+    assert layout.path(root, layout.MACHINE).name == MACHINE_FILE
+    bare = CoreContext(root)  # no state folder: machine keys at their defaults, and not set
+    ok(run("config", "start-max-chars", "400"))
+    assert get_value(root, "start-max-chars", bare.state) == 0
+    assert get_value(root, "start-max-chars", layout.state_dir(root)) == 400
+    with pytest.raises(InvalidArgument, match="kept per machine"):
+        set_value(bare, "start-max-chars", "10")

@@ -404,7 +404,7 @@ def test_auto_sync_on_two_machines(tmp_path, monkeypatch):
 def test_the_background_sync_takes_what_it_pulled_into_the_since_log(tmp_path, monkeypatch):
     """Others' commits that a background sync brings in go into the since-log there, not
     into every later `ctx start`'s memory."""
-    from ctx.storage.index import index_path
+    from support.contexts import index_file
     monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")
     _, (a, b) = network(tmp_path, "A", "B")
     for n in range(3):
@@ -416,7 +416,7 @@ def test_the_background_sync_takes_what_it_pulled_into_the_since_log(tmp_path, m
     auto.run(b.root)  # what the spawned process runs
     assert "received 3 commits" in (b.root / ".git" / "ctx" / "sync.log").read_text()
     import sqlite3
-    db = sqlite3.connect(index_path(b.root))
+    db = sqlite3.connect(index_file(b.root))
     try:
         tip = db.execute("SELECT value FROM log_state WHERE name = 'tip'").fetchone()[0]
     finally:

@@ -612,11 +612,12 @@ WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from ctx.context import Context
+    from ctxgit.gitfiles.layout import state_dir
     from ctxgit.recorder import recorder_for
     root, n, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     while not go.exists():
         time.sleep(0.001)
-    ctx = Context(root, author=f"Writer {n}", recorder_factory=recorder_for)
+    ctx = Context(root, author=f"Writer {n}", recorder_factory=recorder_for, state_of=state_dir)
     for j in range(30):
         store = ("shared", "agent", "operator")[j % 3]
         ctx.set(f"w{n}_{j:02d}", {"writer": int(n), "j": j}, store=store)

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ctx.storage.index import index_path
 from ctxgit.gitfiles.layout import SINCE_LAG
 from ctxgit.porcelain import since as since_module
 from ctxgit.porcelain.since import since_last_session
+from support.contexts import index_file
 from support.gitutil import commit_ids
 
 A, B, C = "Agent A", "Agent B", "Agent C"
@@ -43,7 +43,7 @@ def ctx_dir_bytes(root: Path) -> dict[str, bytes]:
 
 
 def log_tip(root: Path) -> str | None:
-    db = sqlite3.connect(index_path(root))
+    db = sqlite3.connect(index_file(root))
     try:
         row = db.execute("SELECT value FROM log_state WHERE name = 'tip'").fetchone()
         return row[0] if row else None
@@ -148,7 +148,7 @@ def test_log_is_kept_and_brought_up_to_date(root, write):
     write("set", "x", "3", author=C)
     assert rows(since_last_session(root, A)) == [("x", C, "changed"), ("y", C, "new")]
     assert log_tip(root) == commit_ids(root)[0]
-    db = sqlite3.connect(index_path(root))
+    db = sqlite3.connect(index_file(root))
     ids = [r[0] for r in db.execute("SELECT id FROM log_commits ORDER BY seq DESC")]
     db.close()
     assert ids == commit_ids(root)  # each commit once, newest last in seq
@@ -163,10 +163,10 @@ def test_write_false_writes_nothing(root, write):
     assert ctx_dir_bytes(root) == before
     # a stored log, then writes since its tip: the new commits in memory only
     assert rows(since_last_session(root, A)) == [("x", B, "new")]
-    stored = index_path(root).read_bytes()  # the log as it is now; a write brings it to HEAD...
+    stored = index_file(root).read_bytes()  # the log as it is now; a write brings it to HEAD...
     write("set", "y", "2", author=C)
     write("set", "x", "3", author=C)
-    index_path(root).write_bytes(stored)  # ...so put it back: a log behind HEAD (commits git made)
+    index_file(root).write_bytes(stored)  # ...so put it back: a log behind HEAD (commits git made)
     tip = log_tip(root)
     before = ctx_dir_bytes(root)
     for _ in range(2):
@@ -182,7 +182,7 @@ def test_write_false_writes_nothing(root, write):
 
 def test_no_index_at_all_write_false(root, write):
     write("set", "x", "1", author=B)
-    for path in index_path(root).parent.glob(index_path(root).name + "*"):
+    for path in index_file(root).parent.glob(index_file(root).name + "*"):
         path.unlink()
     before = ctx_dir_bytes(root)
     since = since_last_session(root, A, write=False)
@@ -215,7 +215,7 @@ def test_purge_rewrites_history_and_the_log_recovers(root, write):
     assert commit_ids(root)[0] != old_tip
     since = since_last_session(root, A)
     assert log_tip(root) == commit_ids(root)[0]
-    db = sqlite3.connect(index_path(root))
+    db = sqlite3.connect(index_file(root))
     ids = {r[0] for r in db.execute("SELECT id FROM log_commits")}
     db.close()
     assert ids == set(commit_ids(root))  # read again: no commit of the old history left
@@ -231,7 +231,7 @@ def test_a_broken_log_is_read_again(root, write):
     write("set", "mark", "A was here", author=A)
     write("set", "x", "1", author=B)
     since_last_session(root, A)
-    db = sqlite3.connect(index_path(root))
+    db = sqlite3.connect(index_file(root))
     db.execute("UPDATE log_state SET value = 'old-layout' WHERE name = 'version'")
     db.commit()
     db.close()

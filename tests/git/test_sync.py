@@ -22,9 +22,9 @@ import pygit2
 import pytest
 
 import ctxgit.sync.remote as sync_module
-from ctx.context import Context
 from ctxgit.recorder import recorder_for
 from ctxgit.sync.transport import Behind
+from support.contexts import Context
 from support.gitutil import fsck, trailers
 from support.syncutil import (
     Machine,
@@ -661,7 +661,7 @@ def test_a_sync_killed_after_writing_the_merged_files_is_finished_by_a_rerun(tmp
     b_old = b.head()
     with monkeypatch.context() as patch:
         _fail_merge_commit_once(patch)
-        patch.setattr("ctx.context._restore", lambda written: None)  # killed: nothing rolls back
+        patch.setattr("ctx.transaction._restore", lambda written: None)  # killed: nothing rolls back
         assert b.run("sync").exit_code != 0
     assert b.head() == b_old
     assert b.status() != []  # the merged files are on disk, not committed

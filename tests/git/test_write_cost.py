@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from ctx.context import Context
 from ctx.storage import files
+from support.contexts import Context
 from support.stores import store_path
 
 
@@ -27,7 +27,7 @@ def _count_parses(monkeypatch) -> list[str]:
         parsed.append(name)
         return real(name, *args, **kwargs)
     monkeypatch.setattr(files, "parse_store", counting)
-    monkeypatch.setattr("ctx.context.parse_store", counting)
+    monkeypatch.setattr("ctx.storage.cache.parse_store", counting)  # the read index rebuilds from a parse
     return parsed
 
 

@@ -11,12 +11,11 @@ import sys
 
 import pytest
 
-from ctx.context import Context
 from ctx.meaning import model as meaning_model
 from ctx.meaning.rank import search
 from ctx.results import Filters
-from ctx.storage.index import index_path
 from recall.evalset import KINDS, QUESTIONS
+from support.contexts import Context, index_file
 from support.stores import make_entry
 
 
@@ -94,7 +93,7 @@ def test_vectors_are_kept_by_text_in_the_read_index_and_follow_changes(root, git
     assert search(context, "database connections", Filters(), 5, embedder)
 
     def vectors():
-        with sqlite3.connect(index_path(root)) as db:
+        with sqlite3.connect(index_file(root)) as db:
             ids = b"".join(row[0] for row in db.execute("SELECT ids FROM vector_sets"))
         return {ids[i:i + 16] for i in range(0, len(ids), 16)}
     before = vectors()
@@ -115,7 +114,7 @@ def test_a_root_without_git_searches_by_meaning_in_memory(root, context, monkeyp
     write_store_file(root, "shared", {"decision_pool": make_entry("Use a pool of 20 Postgres connections")})
     found = search(Context(root), "database pool", Filters(), 5, embedder)
     assert [r.key for r, _ in found] == ["decision_pool"]
-    assert not index_path(root).exists()
+    assert not index_file(root).exists()
 
 
 def test_the_server_keeps_the_model_it_loaded(embedder):

@@ -36,8 +36,8 @@ MAX_SAFE = 2**53 - 1
 
 
 def _context(root, author=None):
-    from ctx.context import Context
     from ctxgit.recorder import recorder_for
+    from support.contexts import Context
     return Context(root, author=author, recorder_factory=recorder_for)
 
 

@@ -41,7 +41,7 @@ def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> i
     configured = None
     if max_chars is None and max_tokens is None:
         from ctx.features.config import get_value
-        configured = get_value(context.root, "start-max-chars")
+        configured = get_value(context.root, "start-max-chars", context.state)
     return budget_from(max_chars, max_tokens, settings.count("CTX_CONTEXT_WINDOW_CHARS"),
                        settings.count("CTX_CONTEXT_WINDOW_TOKENS"), configured)
 
@@ -164,7 +164,7 @@ def reindex(run: Run, as_json: bool) -> None:
     from ctx.fulltext import search as words_search
     from ctx.storage.index import drop
     context = run.context()
-    drop(context.root)
+    drop(context.state)
     progress.step("indexing the entries")
     counts = context.counts()
     progress.step(f"building the full-text index of {sum(counts.values()):,} entries")

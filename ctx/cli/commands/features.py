@@ -87,9 +87,9 @@ def config(run: Run, key: str | None, value: str | None, as_json: bool) -> None:
     from ctx.features.config import all_values, get_value, set_value
     context = run.context()
     if key is None:
-        values = all_values(context.root)
+        values = all_values(context.root, context.state)
     elif value is None:
-        values = {key: get_value(context.root, key)}
+        values = {key: get_value(context.root, key, context.state)}
     else:
         new, changed = set_value(context, key, value)
         run.warn(context)

@@ -84,9 +84,10 @@ class CtxServer:
 
     def __init__(self, author: str | None = None) -> None:
         from ctx.storage.index import index_path
+        from ctxgit.gitfiles.layout import state_dir
         self.author = author  # None: CTX_AUTHOR, as every Context reads it
         self.root = settings.home()
-        self._index_path = index_path(self.root)
+        self._index_path = index_path(state_dir(self.root))
         self._shared: dict[tuple, Any] = {}
         self._index_identity: tuple | None = None
         self.tools = {t.name: t for t in tools(with_remote=True)}
@@ -110,7 +111,9 @@ class CtxServer:
         context = self._shared.get(key)
         if context is None:
             from ctx.context import Context
-            context = self._shared[key] = Context(author=self.author, recorder_factory=git_recorder, **options)
+            from ctxgit.gitfiles.layout import state_dir
+            context = self._shared[key] = Context(author=self.author, recorder_factory=git_recorder,
+                                                  state_of=state_dir, **options)
         return context
 
     # --- tools ----------------------------------------------------------------------------

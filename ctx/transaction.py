@@ -1,0 +1,170 @@
+"""The one write path: lock, settle the disk, read, change, atomic write, commit.
+
+``transact`` takes the context lock, lets the recorder prepare (commit what
+changed on disk outside ctx), reads the stores (through the read index when
+it describes the files on disk: only the entries a write changes are read),
+lets the caller change them, writes them atomically, and hands the change to
+the recorder before the lock is released. When the commit fails, every file
+written is put back as it was. ``Context.transact`` is its door.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ctx.changes import Edit, Outcome
+    from ctx.recorder import Recorder
+    from ctx.storage.cache import ReadCache
+    from ctx.storage.index import Index
+
+from ctx import model, phases
+from ctx.errors import InvalidArgument, StoreError
+from ctx.storage.files import StoreFile, atomic_write, check_writable, read_known, read_store, write_store
+from ctx.storage.lock import context_lock
+from ctx.storage.root import ensure_layout
+
+
+def transact(root: Path, author: str | None, recorder: Recorder, cache: ReadCache, operation: str,
+             names: list[str], mutate: Callable[[dict[str, StoreFile]], list[Edit] | Outcome], *,
+             forced: bool = False, subject: str | None = None,
+             trailers: list[tuple[str, str]] | None = None) -> list[Edit]:
+    """Write ``names`` (valid store names) of ``root`` through ``mutate`` (``Context.transact``
+    says what it may do), as ``author``, recorded by ``recorder``; ``cache``'s index is kept
+    in step. The root and memory/ exist already (the lock file is in memory/)."""
+    with context_lock(root):
+        recorder.prepare()
+        index = cache.for_write()
+        phases.lap("prepare")
+        try:
+            return _locked(root, author, recorder, operation, names, mutate, index, forced, subject, trailers)
+        finally:
+            cache.release(index)
+
+
+def _locked(root: Path, author: str | None, recorder: Recorder, operation: str, names: list[str], mutate,
+            index: Index | None, forced: bool, subject: str | None,
+            trailers: list[tuple[str, str]] | None) -> list[Edit]:
+    """``transact`` under the lock, the recorder prepared."""
+    try:
+        stores_read = {name: _read_for_write(root, index, name) for name in names}
+        phases.lap("parse")
+        result = mutate(stores_read)
+    except BaseException:
+        recorder.settle()  # what prepare set up is committed, not left lying
+        raise
+    from ctx.changes import Change, Outcome
+    outcome = result if isinstance(result, Outcome) else Outcome(list(result))
+    edits = [e for e in outcome.edits if e.before != e.after]
+    if not edits and not outcome.files and not outcome.parents:
+        recorder.settle()
+        return []
+    created = ensure_layout(root).created
+    changed = list(dict.fromkeys(e.store for e in edits))
+    written: list[tuple[Path, bytes | None]] = []
+    try:
+        stamp = model.now()
+        for name in changed:
+            check_writable(stores_read[name])
+        old_identity = {}
+        replaced_raw: dict[str, bytes | None] = {}
+        for name in changed:
+            store = stores_read[name]
+            old = store.raw if store.exists else None
+            replaced_raw[name] = old
+            old_identity[name] = store.identity
+            store.top["last_updated"] = stamp
+            if name in outcome.raw:  # serialized by the mutation: only last_updated changes
+                store.raw = outcome.raw[name]
+                write_store(store, [])
+            else:
+                write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
+                            if outcome.splice else None)
+            written.append((store.path, old))
+        for rel, content in outcome.files.items():
+            written.append(_write_file(root, rel, content))
+        phases.lap("write")
+        paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
+                 + [p for p in created if not p.endswith("/")])
+        contents = {f"memory/{n}.json": stores_read[n].raw for n in changed}
+        replaced = {f"memory/{n}.json": old for n in changed if (old := replaced_raw.get(n)) is not None}
+        recorder.record(Change(operation, edits, paths, author, forced,
+                                    outcome.subject or subject,
+                                    outcome.trailers or trailers or [], outcome.parents, contents, replaced))
+    except BaseException:
+        _restore(written)  # a write that is not committed is not made
+        raise
+    _index_writes(index, stores_read, changed, old_identity, edits)
+    phases.lap("index")
+    return edits
+
+
+def _read_for_write(root: Path, index: Index | None, name: str) -> StoreFile:
+    """A store as a write reads it. When the index describes the file on disk (parsed
+    and checked when indexed, or written by ctx since), its entries are not parsed:
+    the write reads and splices only the entries it changes (``files.read_known``).
+    Otherwise the file changed outside ctx: it is parsed whole, and indexed again so
+    that the next write need not."""
+    if index is None:
+        return read_store(root, name)
+    import sqlite3
+    index.forget()
+    store = read_known(root, name, lambda identity, raw: index.described(name, identity, raw),
+                       lambda key: index.get(name, key))
+    if store.known is None and store.exists and not index.fresh([name]):
+        try:
+            index.rebuild(name, store.entries, store.identity, store.raw)
+        except sqlite3.Error:
+            pass
+    return store
+
+
+def _index_writes(index: Index | None, stores: dict[str, StoreFile], changed: list[str],
+                  old_identity: dict, edits: list) -> None:
+    """Keep the index in step with this write (it is rebuilt later if this fails)."""
+    if index is None:
+        return
+    import sqlite3
+    try:
+        for name in changed:
+            store = stores[name]
+            assert store.identity is not None  # written just now (``write_store``)
+            touched = [(e.key, e.after) for e in edits if e.store == name]
+            index.apply(name, old_identity.get(name), store.identity, store.raw, touched,
+                        store.count)
+    except sqlite3.Error:
+        pass
+
+
+def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
+    """Write (or with None, remove) one file of the root atomically; returns its old state."""
+    path = root / rel
+    if path.is_symlink():
+        raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise InvalidArgument(f"{rel}: outside the context root")
+    try:
+        old: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        old = None
+    if content is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(path, content)
+    return path, old
+
+
+def _restore(written: list[tuple[Path, bytes | None]]) -> None:
+    """Put back files a failed write had replaced; never mask the original error."""
+    for path, old in reversed(written):
+        try:
+            if old is not None:
+                atomic_write(path, old)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            pass
