@@ -10,7 +10,9 @@ stream. The sizes of the last blob's pieces are kept in ``.git/ctx/pieces.json``
 each old piece with the new content, where it was or shifted by the change in
 length (the bytes are compared, not trusted), copies the compressed pieces
 found from the old loose object, and compresses only the rest. The zlib header,
-the final block and the Adler-32 of the whole object are written anew.
+the final block and the Adler-32 of the whole object are written anew; the
+Adler-32 is combined from each piece's (the old pieces' were computed checking
+the old object), so the new content is not read a second time for it.
 
 Anything unexpected (no map, another blob, a packed or rewritten object, an
 Adler-32 that does not match the old content) compresses everything: the
@@ -48,9 +50,22 @@ def _load(git: Path, path: str, blob: str | None) -> dict | None:
     return entry if isinstance(entry, dict) and entry.get("blob") == blob else None
 
 
+def _combine(first: int, second: int, length: int) -> int:
+    """The Adler-32 of two byte strings joined, from each one's and the second's length
+    (zlib's ``adler32_combine``, which Python's zlib does not offer)."""
+    rem = length % _BASE
+    low = (first & 0xFFFF) + (second & 0xFFFF) + _BASE - 1
+    high = (rem * (first & 0xFFFF)) % _BASE + (first >> 16) + (second >> 16) + _BASE - rem
+    return (low % _BASE) | ((high % _BASE) << 16)
+
+
+_BASE = 65521  # the largest prime below 2**16: Adler-32's modulus
+
+
 def _old_pieces(git: Path, path: str, blob: str | None, header: bytes, old: bytes | None):
-    """``(compressed bytes, [(raw offset, raw length, compressed offset, compressed length)])``
-    of the old loose object, when its map holds and its Adler-32 is the old content's; else None."""
+    """``(compressed bytes, [(raw offset, raw length, compressed offset, compressed length,
+    Adler-32 of the raw piece)])`` of the old loose object, when its map holds and its
+    Adler-32 is the old content's; else None."""
     entry = _load(git, path, blob)
     if entry is None or old is None or blob is None:
         return None
@@ -64,14 +79,17 @@ def _old_pieces(git: Path, path: str, blob: str | None, header: bytes, old: byte
         return None
     if len(stream) != len(_HEAD) + first + sum(c for _, c in pieces) + len(_END) + 4:
         return None
-    old_header = b"blob %d\0" % len(old)
-    if stream[-4:] != struct.pack(">I", zlib.adler32(old, zlib.adler32(old_header))):
-        return None
+    running = zlib.adler32(b"blob %d\0" % len(old))
+    view = memoryview(old)
     out, raw_at, at = [], 0, len(_HEAD) + first
     for raw, packed in pieces:
-        out.append((raw_at, raw, at, packed))
+        check = zlib.adler32(view[raw_at:raw_at + raw])
+        running = _combine(running, check, raw)
+        out.append((raw_at, raw, at, packed, check))
         raw_at += raw
         at += packed
+    if stream[-4:] != struct.pack(">I", running):
+        return None
     return stream, out
 
 
@@ -86,30 +104,36 @@ def compress(git: Path, path: str, blob: str, header: bytes, content: bytes,
     head = _squeeze(header)
     parts.append(head)
     sizes: list[list[int]] = []
+    running = zlib.adler32(header)   # the Adler-32 of the object's bytes so far
 
     def fresh(start: int, stop: int) -> None:
+        nonlocal running
         for at in range(start, stop, PIECE):
-            piece = _squeeze(view[at:min(at + PIECE, stop)])
+            raw = view[at:min(at + PIECE, stop)]
+            piece = _squeeze(raw)
             parts.append(piece)
-            sizes.append([min(at + PIECE, stop) - at, len(piece)])
+            sizes.append([len(raw), len(piece)])
+            running = zlib.adler32(raw, running)
 
     covered = reused = 0
     if found is not None and old is not None:
         stream, pieces = found
         shift = len(content) - len(old)
-        for raw_at, raw, at, packed in pieces:
-            same = old[raw_at:raw_at + raw]
+        old_view = memoryview(old)
+        for raw_at, raw, at, packed, check in pieces:
+            same = old_view[raw_at:raw_at + raw]
             for start in (raw_at, raw_at + shift):
-                if start >= covered and start + raw <= len(content) and content[start:start + raw] == same:
+                if start >= covered and start + raw <= len(content) and content.startswith(same, start):
                     fresh(covered, start)
                     parts.append(memoryview(stream)[at:at + packed])
                     sizes.append([raw, packed])
+                    running = _combine(running, check, raw)
                     covered = start + raw
                     reused += 1
                     break
     fresh(covered, len(content))
     parts.append(_END)
-    parts.append(struct.pack(">I", zlib.adler32(content, zlib.adler32(header))))
+    parts.append(struct.pack(">I", running))
     return b"".join(parts), {"blob": blob, "head": len(head), "pieces": sizes, "reused": reused}
 
 

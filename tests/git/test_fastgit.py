@@ -75,6 +75,32 @@ def test_a_plain_write_does_not_load_libgit2_or_other_heavy_modules(root, run):
     assert "set shared/b: two" in _git(root, "log", "-1", "--format=%s")
 
 
+# ... nor what only another door or another path needs: click's commands, libgit2's commit,
+# the repository's set-up, signing, sync, the full-text index, threads
+WRITE_PATH_UNUSED = HEAVY + ("threading", "unicodedata", "ctx.cli.app", "ctxgit.plumbing.repo",
+                             "ctxgit.guard.install", "ctxgit.plumbing.signing", "ctxgit.sync.remote",
+                             "ctxgit.sync.auto", "hooks.unsafe_paths", "ctx.fulltext", "ctx.cli.mcp")
+
+
+@pytest.mark.slow
+def test_set_amend_and_a_letter_load_only_the_write_path(root, run):
+    """Each everyday write through the fast door and the fast commit (no pygit2: libgit2's
+    way was not taken) imports none of the modules above, and each is committed."""
+    assert run("set", "a", "one", author="A").exit_code == 0   # the first: libgit2 sets things up
+    assert run("set", "b", "two", author="A").exit_code == 0
+    code = ("import sys\nsys.argv = ['ctx'] + sys.argv[1:]\nfrom ctx.cli.fast import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print('LOADED', [m for m in {WRITE_PATH_UNUSED!r} if m in sys.modules])")
+    env = dict(os.environ, CTX_HOME=str(root), CTX_AUTHOR="A")
+    for args in (["set", "c", "three"], ["set", "b", "two again"], ["amend", "b", "a note"],
+                 ["send", "Agent Two", "a letter"]):
+        out = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True,
+                             env=env, cwd=str(Path(__file__).resolve().parents[2]))
+        assert "LOADED []" in out.stdout, (args, out.stdout + out.stderr)
+    subjects = _git(root, "log", "--format=%s", "-4").splitlines()
+    assert [s.split(":")[0] for s in subjects][1:] == ["amend shared/b", "set shared/b", "set shared/c"], subjects
+
+
 def test_an_outside_edit_sends_the_write_the_slow_way(root, run):
     assert run("set", "a", "one", author="A").exit_code == 0
     assert run("set", "b", "two", author="A").exit_code == 0

@@ -57,3 +57,16 @@ def test_a_map_that_does_not_match_the_old_object_is_not_used(tmp_path):
     assert chart["reused"] == 0
     _, chart = _write(git, second + b"d", b"x" + second[1:], blob)  # not the old content: Adler-32 differs
     assert chart["reused"] == 0
+
+
+def test_the_adler32_of_two_joined_strings_is_combined_from_each_ones():
+    """The new object's Adler-32 is combined from its pieces' (the reused ones' were
+    computed checking the old object): the same as zlib's over the joined bytes, for
+    lengths around the modulus (65,521) and bytes that make the sums large."""
+    rng = random.Random(11)
+    for length in (0, 1, 4096, 65520, 65521, 65522, 1 << 16, 200000):
+        for fill in (None, 0xFF):
+            first = bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 3000)))
+            second = bytes([fill]) * length if fill is not None else rng.randbytes(length)
+            assert pieces._combine(zlib.adler32(first), zlib.adler32(second), len(second)) == \
+                zlib.adler32(first + second)
