@@ -55,6 +55,7 @@ if __name__ == "__main__":  # pragma: no cover
 
     if "--write" in sys.argv:
         REFERENCE.parent.mkdir(exist_ok=True)
-        REFERENCE.write_text(reference(), encoding="utf-8")
+        from ctx.storage.files import atomic_write
+        atomic_write(REFERENCE, reference().encode("utf-8"), mode=0o644)
     else:
         print(reference())

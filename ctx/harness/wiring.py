@@ -8,7 +8,6 @@ before it changes, and applying twice changes nothing.
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,15 +128,14 @@ def apply(wire: WirePlan) -> WirePlan:
 
 
 def _write(change: FileChange) -> None:
+    from ctx.storage.files import atomic_write
     path = change.path
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = change.mode
     if change.before is not None:
         mode = path.stat().st_mode & 0o7777
         change.backup = _backup_path(path)
-        change.backup.write_bytes(path.read_bytes())
-        os.chmod(change.backup, mode)
-    from ctx.storage.files import atomic_write
+        atomic_write(change.backup.parent.resolve() / change.backup.name, path.read_bytes(), mode=mode)
     # the harness's folder may be a link (dotfiles): the file goes where it leads
     atomic_write(path.parent.resolve() / path.name, change.after.encode("utf-8"), mode=mode)
     change.applied = True
