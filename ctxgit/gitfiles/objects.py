@@ -8,7 +8,6 @@ Anything packed is pygit2's to read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from pathlib import Path
@@ -18,6 +17,8 @@ LEVEL = 1  # zlib level of a written object: packing recompresses it later
 
 def encode(kind: bytes, body: bytes) -> tuple[str, tuple[bytes, bytes]]:
     """The object's id, and its header and body (never joined: a store's blob is megabytes)."""
+    import hashlib  # here, not above: "since your last session" reads objects on every start, and
+    #                 hashlib's OpenSSL costs ~4 ms to load (only writes name objects)
     header = kind + b" %d\0" % len(body)
     digest = hashlib.sha1(header)
     digest.update(body)
