@@ -88,10 +88,6 @@ def new_key(to: str, text: str, when: str, taken: Callable[[str], bool] | None =
             return key
 
 
-def is_letter(key: str, entry: Entry) -> bool:
-    return key.startswith(PREFIX) and isinstance(entry.get("shape"), str)
-
-
 def _check_shape(shape: str) -> None:
     if shape not in SHAPES:
         raise InvalidArgument(f"invalid shape {shape!r}: use one of {', '.join(SHAPES)}")

@@ -34,7 +34,6 @@ HORIZON = 7      # days ahead the DUE section looks
 GROWTH = 2.5     # the interval after a review: the last one times this (the manual's FSRS-style rule)
 CAP = 30         # days: a must-not-forget entry's longest interval
 CLOSED = ("resolved", "superseded")
-DUE_FIELDS = ("due", "due_set", "must_not_forget", "last_review", "stale")
 
 
 def today() -> date:

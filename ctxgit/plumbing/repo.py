@@ -255,15 +255,6 @@ def _blob_bytes(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) ->
         return None
 
 
-def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> str:
-    if tree is None:
-        return ""
-    try:
-        return blob_data(repo, tree[path].id).decode("utf-8", "replace")
-    except KeyError:
-        return ""
-
-
 def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
                  scan: bool = True, exempt: frozenset[str] = frozenset(),
