@@ -1,5 +1,5 @@
-"""``python -m ctx`` runs the command line."""
+"""``python -m ctx`` runs the command line, as the ``ctx`` executable does."""
 
-from ctx.cli import main
+from ctx.cli import console
 
-main()
+console()
