@@ -16,7 +16,7 @@ def _targets() -> str:
     def item(name: str, text: str) -> str:
         return textwrap.fill(text, 72, initial_indent=f"  {name:<11}  ", subsequent_indent=" " * 15,
                              break_on_hyphens=False)
-    starts = [item(h.name, h.start_help + (f"; --max-chars {h.budget}: {h.budget_why}" if h.budget else ""))
+    starts = [item(h.name, h.start_help + (f"; --max-chars {h.budget.chars}: {h.budget.why}" if h.budget else ""))
               for h in HARNESSES.values() if h.starts]
     mcp = [item(h.name, h.mcp_help) for h in HARNESSES.values() if h.has_mcp]
     return ("Targets and files (the budget of ctx start in each, and why):\n" + "\n".join(starts) +

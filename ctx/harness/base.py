@@ -2,11 +2,11 @@
 (``Wiring``, ``Edit``).
 
 A harness module (``claude_code``, ``codex``, ``gemini``, ``cursor``, ``agents_md``,
-``launcher``) subclasses ``Harness`` once and holds all that ctx knows of that harness:
-the files it reads and where they live, the budget of ``ctx start`` in it and why, its
-start hook or pointer, its MCP server entry and what it passes that server of its own
-environment. ``ctx/harness/wiring.py`` turns a harness's ``Edit`` list into a plan (a diff)
-and writes it.
+``launcher``) subclasses ``Harness`` once and holds all that ctx knows of that harness,
+each fact beside the code that uses it: on its start side, the files it reads and where
+they live, the budget of ``ctx start`` in it and why, its start hook or pointer; on its
+MCP side, its MCP server entry and what it passes that server of its own environment.
+``ctx/harness/wiring.py`` turns a harness's ``Edit`` list into a plan (a diff) and writes it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ctx.errors import InvalidArgument
 
@@ -58,19 +58,27 @@ class Edit:
     mode: int = 0o644  # a new file's mode (an existing file keeps its own)
 
 
-@dataclass
-class Harness:
-    """A harness, as ctx knows it. Subclasses fill in the fields and override ``start``
-    (when a session can start from ctx) and ``mcp_path``/``mcp_entry`` (when it runs MCP
-    servers)."""
+@dataclass(frozen=True)
+class Budget:
+    """The budget of ``ctx start`` in a harness, in characters, and why that figure
+    (``ctx wire --help`` shows both)."""
 
-    name: str  # the TARGET of `ctx wire`
-    agent: str  # the agent's name when neither --agent nor CTX_AUTHOR gives one
-    budget: int | None = None  # the budget of `ctx start` in this harness, in characters
-    budget_why: str = ""  # why that budget
-    start_help: str = ""  # `ctx wire --help`: the files `ctx wire TARGET` changes, and what it puts there
-    mcp_help: str = ""  # the same for --mcp ("": no MCP side)
-    server_env: str = ""  # what the harness passes an MCP server of its own environment
+    chars: int
+    why: str
+
+
+class Harness:
+    """A harness, as ctx knows it. A subclass names it (``name``, ``agent``); beside its
+    ``start`` (when a session can start from ctx) it declares ``budget`` and ``start_help``;
+    beside ``mcp_path``/``mcp_entry`` (when it runs MCP servers), ``mcp_help`` and
+    ``server_env``. Its module holds the one instance, ``HARNESS``."""
+
+    name: ClassVar[str]  # the TARGET of `ctx wire`
+    agent: ClassVar[str]  # the agent's name when neither --agent nor CTX_AUTHOR gives one
+    budget: ClassVar[Budget | None] = None  # the budget of `ctx start` in this harness
+    start_help: ClassVar[str] = ""  # `ctx wire --help`: the files `ctx wire TARGET` changes, and what it puts there
+    mcp_help: ClassVar[str] = ""  # the same for --mcp ("": no MCP side)
+    server_env: ClassVar[str] = ""  # what the harness passes an MCP server of its own environment
 
     @property
     def starts(self) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctx.harness.base import Edit, Harness, Wiring, home
+from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import with_hook
 from ctx.harness.texts import hook_command
 
@@ -26,18 +26,29 @@ HOOK_TIMEOUT = 15  # seconds (Claude Code's unit); `ctx start` takes well under 
 
 
 class ClaudeCode(Harness):
+    name = "claude-code"
+    agent = "Claude"
+
+    budget = Budget(9000, "Claude Code inlines a SessionStart hook's output up to 10,000 characters, then keeps "
+                          "only a 2 KB preview (measured with Claude Code 2.1)")
+    start_help = ("~/.claude/settings.json (./.claude/ with --project): a SessionStart hook running "
+                  "ctx start, errors ignored")
+
     def settings_path(self, project: bool) -> Path:
         return (Path.cwd() if project else home()) / ".claude" / "settings.json"
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
-        command = hook_command(wiring.root, wiring.program, self.budget, only_under=wiring.only_under)
+        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         hook = self.hook(wiring)
         edit = Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook))
         return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)"]
+
+    mcp_help = '~/.claude.json "mcpServers" (user scope; ./.mcp.json with --project)'
+    server_env = "Claude Code starts a stdio server with its own environment and the entry's env"
 
     def mcp_path(self, project: bool) -> Path:
         return Path.cwd() / ".mcp.json" if project else home() / ".claude.json"
@@ -50,12 +61,4 @@ class ClaudeCode(Harness):
         return super().mcp_notes(wiring) + [f"check with `claude mcp list`{asks}"]
 
 
-HARNESS = ClaudeCode(
-    name="claude-code", agent="Claude", budget=9000,
-    budget_why="Claude Code inlines a SessionStart hook's output up to 10,000 characters, then keeps "
-               "only a 2 KB preview (measured with Claude Code 2.1)",
-    start_help="~/.claude/settings.json (./.claude/ with --project): a SessionStart hook running "
-               "ctx start, errors ignored",
-    mcp_help='~/.claude.json "mcpServers" (user scope; ./.mcp.json with --project)',
-    server_env="Claude Code starts a stdio server with its own environment and the entry's env",
-)
+HARNESS = ClaudeCode()

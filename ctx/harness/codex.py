@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ctx.harness.base import Edit, Harness, Wiring, home
+from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import with_block
 from ctx.harness.texts import pointer
 
@@ -26,15 +26,26 @@ def codex_home() -> Path:
 
 
 class Codex(Harness):
+    name = "codex"
+    agent = "Codex"
+
+    budget = Budget(8000, "Codex cuts what a command prints for the model (10 KB and 256 lines in its first CLI, "
+                          "10,000 tokens per tool output since): 8,000 keeps clear")
+    start_help = "$CODEX_HOME/AGENTS.md (default ~/.codex): the pointer"
+
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
         path = codex_home() / "AGENTS.md"
-        block = pointer(wiring.root, wiring.agent, self.budget)
+        block = pointer(wiring.root, wiring.agent, self.budget.chars)
         notes = []
         override = path.parent / "AGENTS.override.md"
         if override.exists():
             notes.append(f"{override} exists: Codex reads it instead of AGENTS.md; move the ctx block there")
         return [Edit(path, lambda before: (with_block(before or "", block), []))], notes
+
+    mcp_help = "$CODEX_HOME/config.toml (default ~/.codex; ./.codex with --project): [mcp_servers.ctx]"
+    server_env = ("Codex gives a stdio server only a few variables of its own (HOME, PATH, USER, LANG, "
+                  "TERM, TMPDIR, TZ...) and the entry's env")
 
     def mcp_path(self, project: bool) -> Path:
         return Path.cwd() / ".codex" / "config.toml" if project else codex_home() / "config.toml"
@@ -48,12 +59,4 @@ class Codex(Harness):
         return super().mcp_notes(wiring) + trusted
 
 
-HARNESS = Codex(
-    name="codex", agent="Codex", budget=8000,
-    budget_why="Codex cuts what a command prints for the model (10 KB and 256 lines in its first CLI, "
-               "10,000 tokens per tool output since): 8,000 keeps clear",
-    start_help="$CODEX_HOME/AGENTS.md (default ~/.codex): the pointer",
-    mcp_help="$CODEX_HOME/config.toml (default ~/.codex; ./.codex with --project): [mcp_servers.ctx]",
-    server_env="Codex gives a stdio server only a few variables of its own (HOME, PATH, USER, LANG, "
-               "TERM, TMPDIR, TZ...) and the entry's env",
-)
+HARNESS = Codex()

@@ -9,12 +9,14 @@ from ctx.harness.base import Harness, home
 
 
 class Cursor(Harness):
+    name = "cursor"
+    agent = "Cursor"
+
+    mcp_help = '~/.cursor/mcp.json "mcpServers" (./.cursor with --project; cursor: --mcp only)'
+    server_env = "Cursor passes the entry's env; what else of its own environment it passes is not checked"
+
     def mcp_path(self, project: bool) -> Path:
         return (Path.cwd() if project else home()) / ".cursor" / "mcp.json"
 
 
-HARNESS = Cursor(
-    name="cursor", agent="Cursor",
-    mcp_help='~/.cursor/mcp.json "mcpServers" (./.cursor with --project; cursor: --mcp only)',
-    server_env="Cursor passes the entry's env; what else of its own environment it passes is not checked",
-)
+HARNESS = Cursor()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctx.harness.base import Edit, Harness, Wiring, home
+from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import with_block, with_hook
 from ctx.harness.texts import hook_command, pointer
 
@@ -32,21 +32,35 @@ TRUST_NOTE = ('"trust": true: Gemini CLI runs ctx\'s tools (writes included) wit
 
 
 class Gemini(Harness):
+    name = "gemini"
+    agent = "Gemini"
+
     def folder(self, project: bool) -> Path:
+        """Where settings.json lives, which holds both sides: the hook and the MCP entry."""
         return (Path.cwd() if project else home()) / ".gemini"
+
+    budget = Budget(16000, "ctx's choice, about 4,000 tokens: Gemini CLI passes a hook's context and a command's "
+                           "output whole far beyond this")
+    start_help = ("~/.gemini/settings.json (./.gemini/ with --project): a SessionStart hook printing ctx "
+                  "start as the JSON Gemini CLI hands the model; and the pointer in ~/.gemini/GEMINI.md (./GEMINI.md)")
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
-        command = hook_command(wiring.root, wiring.program, self.budget, agent=wiring.agent, as_json=True,
+        command = hook_command(wiring.root, wiring.program, self.budget.chars, agent=wiring.agent, as_json=True,
                                only_under=wiring.only_under)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
-        hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget)
+        hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget.chars)
         context_file = Path.cwd() / "GEMINI.md" if wiring.project else home() / ".gemini" / "GEMINI.md"
         return [Edit(self.folder(wiring.project) / "settings.json", lambda before: with_hook(before or "", hook)),
                 Edit(context_file, lambda before: (with_block(before or "", block), []))], []
+
+    mcp_help = '~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)'
+    server_env = ("Gemini CLI withholds from a stdio server every variable of its own whose name holds "
+                  "KEY, TOKEN, SECRET, PASSWORD, AUTH or CREDENTIAL (CTX_AUTHOR among them), but never the "
+                  "entry's env")
 
     def mcp_path(self, project: bool) -> Path:
         return self.folder(project) / "settings.json"
@@ -61,14 +75,4 @@ class Gemini(Harness):
         return super().mcp_notes(wiring) + [said]
 
 
-HARNESS = Gemini(
-    name="gemini", agent="Gemini", budget=16000,
-    budget_why="ctx's choice, about 4,000 tokens: Gemini CLI passes a hook's context and a command's "
-               "output whole far beyond this",
-    start_help="~/.gemini/settings.json (./.gemini/ with --project): a SessionStart hook printing ctx "
-               "start as the JSON Gemini CLI hands the model; and the pointer in ~/.gemini/GEMINI.md (./GEMINI.md)",
-    mcp_help='~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)',
-    server_env="Gemini CLI withholds from a stdio server every variable of its own whose name holds "
-               "KEY, TOKEN, SECRET, PASSWORD, AUTH or CREDENTIAL (CTX_AUTHOR among them), but never the "
-               "entry's env",
-)
+HARNESS = Gemini()

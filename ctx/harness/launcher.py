@@ -11,6 +11,12 @@ from ctx.harness.texts import LAUNCHER_MARK, launcher_script
 
 
 class Launcher(Harness):
+    name = "launcher"
+    agent = "Agent"
+
+    start_help = ("~/.local/bin/ctx-launch: a script that starts a harness with ctx start's output "
+                  "as its opening prompt")
+
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         path = home() / ".local" / "bin" / "ctx-launch"
 
@@ -21,8 +27,4 @@ class Launcher(Harness):
         return [Edit(path, change, mode=0o755)], []
 
 
-HARNESS = Launcher(
-    name="launcher", agent="Agent",
-    start_help="~/.local/bin/ctx-launch: a script that starts a harness with ctx start's output "
-               "as its opening prompt",
-)
+HARNESS = Launcher()

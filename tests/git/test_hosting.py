@@ -24,7 +24,7 @@ import pytest
 
 from support.gitutil import wait_for
 from support.servers import SSHD, HttpServer, SilentServer, SshServer, bare_repo, closed_port, keygen, ssh_client
-from support.syncutil import Machine, bare_head
+from support.syncutil import Machine, bare_head, hanging_background_push, one_line_error
 
 pytestmark = pytest.mark.slow
 
@@ -93,39 +93,20 @@ def new_repo(server, name: str | None = None) -> tuple[Path, str]:
     return bare_repo(where / name), server.url(name)
 
 
-def ctx(machine: Machine, *args: str, timeout: float = 90, env: dict | None = None) -> subprocess.CompletedProcess:
-    full = dict(os.environ, **machine.env, **(env or {}))
-    return subprocess.run([str(Path(sys.executable).parent / "ctx"), *args], env=full, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def ok(machine: Machine, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    done = ctx(machine, *args, env=env)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done
-
-
-def one_line_error(done: subprocess.CompletedProcess, status: int = 6) -> str:
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
-    assert len(lines) == 1 and lines[0].startswith("ctx: "), done.stderr
-    return lines[0]
-
-
 def last_result(machine: Machine) -> str:
-    return json.loads(ok(machine, "status", "--json").stdout)["last_sync_result"]
+    return json.loads(machine.sh("status", "--json").stdout)["last_sync_result"]
 
 
 def two_machines(tmp_path: Path, url: str) -> tuple[Machine, Machine]:
     a, b = Machine(tmp_path / "a", "A"), Machine(tmp_path / "b", "B")
-    ok(a, "clone", url, str(a.root))
-    ok(a, "set", "from_a", "written on A")
-    ok(a, "sync")
-    ok(b, "clone", url, str(b.root))
+    a.sh("clone", url, str(a.root))
+    a.sh("set", "from_a", "written on A")
+    a.sh("sync")
+    b.sh("clone", url, str(b.root))
     assert (b.entry("from_a") or {}).get("value") == "written on A"
-    ok(b, "set", "from_b", "written on B")
-    ok(b, "sync")
-    ok(a, "sync")
+    b.sh("set", "from_b", "written on B")
+    b.sh("sync")
+    a.sh("sync")
     assert (a.entry("from_b") or {}).get("value") == "written on B"
     return a, b
 
@@ -164,10 +145,10 @@ def test_clone_sync_and_auto_sync_with_an_agent(tmp_path, monkeypatch, ssh_setup
     identity(ssh_setup, None)  # the key only in the agent
     bare, url = new_repo(sshd)
     a, b = two_machines(tmp_path, url)
-    ok(a, "config", "sync-auto", "true")
-    ok(a, "set", "automatic", "pushed in the background")
+    a.sh("config", "sync-auto", "true")
+    a.sh("set", "automatic", "pushed in the background")
     assert wait_for(lambda: bare_head(bare) == a.head(), 30), (a.root / ".git/ctx/sync.log").read_text()
-    ok(b, "sync")
+    b.sh("sync")
     assert b.entry("automatic")["value"] == "pushed in the background"
 
 
@@ -196,17 +177,17 @@ def _write_then_fail_then_deliver(tmp_path, sshd, break_it, mend_it, expected: t
     once mended, the next sync delivers it."""
     bare, url = new_repo(sshd)
     a = Machine(tmp_path / "a", "A")
-    ok(a, "clone", url, str(a.root))
-    ok(a, "set", "kept", "written while the server could not be reached")
+    a.sh("clone", url, str(a.root))
+    a.sh("set", "kept", "written while the server could not be reached")
     head = a.head()
     break_it()
-    line = one_line_error(ctx(a, "sync"))
+    line = one_line_error(a.sh("sync", check=False))
     for words in expected:
         assert words in line, line
     assert line[len("ctx: "):] in last_result(a)
     assert a.head() == head and a.entry("kept") is not None and a.status() == []
     mend_it()
-    ok(a, "sync")
+    a.sh("sync")
     assert bare_head(bare) == a.head()
 
 
@@ -216,7 +197,7 @@ def test_an_unknown_host_key_is_refused_and_named_with_the_command_that_adds_it(
     monkeypatch.setenv("CTX_GIT_TRANSPORT", way)
     bare, url = new_repo(sshd)
     known(ssh_setup, "")
-    line = one_line_error(ctx(Machine(tmp_path / "c", "C"), "clone", url, str(tmp_path / "c")))
+    line = one_line_error(Machine(tmp_path / "c", "C").sh("clone", url, str(tmp_path / "c"), check=False))
     assert "host key of 127.0.0.1 is unknown" in line and f"ssh-keyscan -p {sshd.port} 127.0.0.1" in line, line
     assert not (tmp_path / "c").exists()
     known(ssh_setup, sshd.known_hosts_line())
@@ -235,9 +216,9 @@ def test_an_unknown_host_key_passes_where_the_operator_turned_the_check_off(tmp_
     config = ssh_setup / ".ssh" / "config"
     config.write_text(config.read_text() + "  StrictHostKeyChecking no\n")
     c = Machine(tmp_path / "c", "C")
-    ok(c, "clone", url, str(c.root))
-    ok(c, "set", "k", "v")
-    ok(c, "sync")
+    c.sh("clone", url, str(c.root))
+    c.sh("set", "k", "v")
+    c.sh("sync")
     assert bare_head(bare) == c.head()
 
 
@@ -249,7 +230,7 @@ def test_a_changed_host_key_is_refused_and_named_with_the_command_that_removes_i
     impostor = f"[127.0.0.1]:{sshd.port} {other[0]} {other[1]}\n"
     bare, url = new_repo(sshd)
     known(ssh_setup, impostor)
-    line = one_line_error(ctx(Machine(tmp_path / "c", "C"), "clone", url, str(tmp_path / "c")))
+    line = one_line_error(Machine(tmp_path / "c", "C").sh("clone", url, str(tmp_path / "c"), check=False))
     assert "host key of 127.0.0.1 has changed" in line and f"ssh-keygen -R '[127.0.0.1]:{sshd.port}'" in line
     assert not (tmp_path / "c").exists()
     known(ssh_setup, sshd.known_hosts_line())
@@ -271,9 +252,9 @@ def test_a_server_that_is_stopped_refuses_the_connection(tmp_path, monkeypatch, 
     monkeypatch.setenv("CTX_GIT_TRANSPORT", way)
     port = closed_port()
     m = Machine(tmp_path / "m", "M")
-    ok(m, "set", "kept", "v")
-    ok(m, "remote", "add", "origin", f"ssh://{sshd.user}@127.0.0.1:{port}/srv/ctx.git")
-    line = one_line_error(ctx(m, "sync"))
+    m.sh("set", "kept", "v")
+    m.sh("remote", "add", "origin", f"ssh://{sshd.user}@127.0.0.1:{port}/srv/ctx.git")
+    line = one_line_error(m.sh("sync", check=False))
     assert f"127.0.0.1 port {port} refused the connection" in line, line
     assert m.entry("kept") is not None and m.status() == []
 
@@ -283,7 +264,7 @@ def test_a_missing_repository_is_named(tmp_path, monkeypatch, ssh_setup, sshd, w
     monkeypatch.setenv("CTX_GIT_TRANSPORT", way)
     store_password(ssh_setup, web, web.password)
     for url in (sshd.url("no-such.git"), web.url("no-such.git")):
-        line = one_line_error(ctx(Machine(tmp_path / "c", "C"), "clone", url, str(tmp_path / "c")))
+        line = one_line_error(Machine(tmp_path / "c", "C").sh("clone", url, str(tmp_path / "c"), check=False))
         assert f"no repository at {url} (repository not found)" in line, line
 
 
@@ -299,14 +280,15 @@ def test_a_silent_server_is_given_up_after_the_limit(tmp_path, monkeypatch, ssh_
         url = (f"ssh://{sshd.user}@127.0.0.1:{silent.port}/ctx.git" if scheme == "ssh"
                else f"http://127.0.0.1:{silent.port}/ctx.git")
         began = time.monotonic()
-        line = one_line_error(ctx(Machine(tmp_path / "c", "C"), "clone", url, str(tmp_path / "c"), timeout=30))
+        line = one_line_error(Machine(tmp_path / "c", "C").sh("clone", url, str(tmp_path / "c"), timeout=30,
+                                                              check=False))
         assert time.monotonic() - began < 15
         assert "127.0.0.1 gave no answer in 2 s" in line and "CTX_REMOTE_TIMEOUT" in line, line
         assert not (tmp_path / "c").exists()
         m = Machine(tmp_path / "m", "M")
-        ok(m, "set", "kept", "v")
-        ok(m, "remote", "add", "origin", url)
-        line = one_line_error(ctx(m, "sync", timeout=30))
+        m.sh("set", "kept", "v")
+        m.sh("remote", "add", "origin", url)
+        line = one_line_error(m.sh("sync", timeout=30, check=False))
         assert "gave no answer in 2 s" in line, line
         assert m.entry("kept") is not None and m.status() == []
     finally:
@@ -320,17 +302,10 @@ def test_auto_sync_says_its_own_push_is_busy_and_logs_why_it_stopped(tmp_path, m
     monkeypatch.setenv("CTX_REMOTE_TIMEOUT", "4")
     silent = SilentServer()
     try:
-        m = Machine(tmp_path / "m", "M")
-        ok(m, "set", "first", "v")
-        ok(m, "remote", "add", "origin", f"ssh://{sshd.user}@127.0.0.1:{silent.port}/ctx.git")
-        m.git("config", "branch.main.remote", "origin")
-        m.git("config", "branch.main.merge", "refs/heads/main")
-        ok(m, "config", "sync-auto", "true")
-        ok(m, "config", "sync-timeout", "1")
-        ok(m, "set", "second", "written while the server hangs")  # starts the background push
+        m = hanging_background_push(tmp_path / "m", f"ssh://{sshd.user}@127.0.0.1:{silent.port}/ctx.git",
+                                    ("sync-timeout", "1"))
         log = m.root / ".git" / "ctx" / "sync.log"
-        assert wait_for(lambda: (m.root / ".git" / "ctx" / "remote-op").exists(), 10)
-        start = ok(m, "start")
+        start = m.sh("start")
         first = start.stdout.splitlines()[0]
         assert "auto-sync's own background push is still talking to origin" in first, first
         assert "written while the server hangs" in start.stdout
@@ -363,27 +338,27 @@ def test_over_http_a_missing_or_wrong_password_names_the_credential_helper(tmp_p
                                                                            way):
     monkeypatch.setenv("CTX_GIT_TRANSPORT", way)
     bare, url = new_repo(web)
-    line = one_line_error(ctx(Machine(tmp_path / "c", "C"), "clone", url, str(tmp_path / "c")))
+    line = one_line_error(Machine(tmp_path / "c", "C").sh("clone", url, str(tmp_path / "c"), check=False))
     assert "asks for a user name and password" in line and "credential.helper" in line, line
     assert "SSH agent" not in line and "ssh-add" not in line
     store_password(home, web, "not-the-password")
     m = Machine(tmp_path / "m", "M")
-    ok(m, "set", "kept", "v")
-    ok(m, "remote", "add", "origin", url)
-    line = one_line_error(ctx(m, "sync"))
+    m.sh("set", "kept", "v")
+    m.sh("remote", "add", "origin", url)
+    line = one_line_error(m.sh("sync", check=False))
     assert "refused the user name and password (authentication failed)" in line, line
     assert "not-the-password" not in line
     store_password(home, web, web.password)
-    ok(m, "sync")
+    m.sh("sync")
     assert bare_head(bare) == m.head()
 
 
 def test_a_password_in_a_url_is_refused_and_never_shown(tmp_path, web):
     m = Machine(tmp_path / "m", "M")
-    ok(m, "set", "k", "v")
+    m.sh("set", "k", "v")
     secret = f"http://alice:PASSWORD-123@127.0.0.1:{web.port}/ctx.git"
     for args in (("remote", "add", "origin", secret), ("clone", secret, str(tmp_path / "c"))):
-        done = ctx(m, *args)
+        done = m.sh(*args, check=False)
         line = one_line_error(done, 2)
         assert "PASSWORD-123" not in done.stdout + done.stderr
         assert "http://alice:***@127.0.0.1" in line and "credential helper" in line, line
@@ -391,9 +366,9 @@ def test_a_password_in_a_url_is_refused_and_never_shown(tmp_path, web):
     assert not (tmp_path / "c").exists()
     m.git("remote", "add", "by-hand", secret)  # set outside ctx: still never printed
     for args in (("remote", "-v"), ("remote", "--json"), ("sync", "by-hand")):
-        done = ctx(m, *args)
+        done = m.sh(*args, check=False)
         assert "PASSWORD-123" not in done.stdout + done.stderr, (args, done.stdout, done.stderr)
-    assert "PASSWORD-123" not in json.dumps(json.loads(ok(m, "status", "--json").stdout))
+    assert "PASSWORD-123" not in json.dumps(json.loads(m.sh("status", "--json").stdout))
 
 
 def test_nothing_is_left_running_after_a_stopped_clone(tmp_path, monkeypatch, ssh_setup, sshd):
@@ -405,8 +380,8 @@ def test_nothing_is_left_running_after_a_stopped_clone(tmp_path, monkeypatch, ss
     silent = SilentServer()
     marker = f"ctx-marker-{uuid.uuid4().hex[:8]}"
     try:
-        done = ctx(Machine(tmp_path / "c", "C"), "clone", f"ssh://{sshd.user}@127.0.0.1:{silent.port}/{marker}.git",
-                   str(tmp_path / "c"), timeout=30)
+        done = Machine(tmp_path / "c", "C").sh("clone", f"ssh://{sshd.user}@127.0.0.1:{silent.port}/{marker}.git",
+                                               str(tmp_path / "c"), timeout=30, check=False)
         assert done.returncode == 6
         left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
         for pid in left:  # clean up before failing
@@ -430,7 +405,7 @@ def test_a_helper_left_running_with_gits_pipes_does_not_hold_clone_or_sync(tmp_p
     monkeypatch.setenv("GIT_SSH_COMMAND", str(lingering))
     bare, url = new_repo(sshd)
     a = Machine(tmp_path / "a", "A")
-    ok(a, "clone", url, str(a.root))
-    ok(a, "set", "k", "v")
-    ok(a, "sync")
+    a.sh("clone", url, str(a.root))
+    a.sh("set", "k", "v")
+    a.sh("sync")
     assert bare_head(bare) == a.head()

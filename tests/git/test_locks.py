@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import pytest
 
 from ctx.errors import LockTimeout
 from ctxgit.plumbing import locks
+from support.gitutil import remote_held
 
 
 def _git(tmp_path):
@@ -59,24 +59,10 @@ def test_a_local_remotes_lock_is_removed_only_when_it_holds_the_killed_push(tmp_
 def test_remote_operations_in_one_root_take_turns(tmp_path, monkeypatch):
     _git(tmp_path)
     monkeypatch.setenv("CTX_REMOTE_WAIT_SECONDS", "0.2")
-    inside = threading.Event()
-    release = threading.Event()
-
-    def hold():
-        with locks.remote_operation(tmp_path):
-            inside.set()
-            release.wait(5)
-    # flock is per open file description: a second open in this process contends like another process
-    worker = threading.Thread(target=hold)
-    worker.start()
-    try:
-        assert inside.wait(5)
+    with remote_held(tmp_path):
         with pytest.raises(LockTimeout, match=r"another ctx \(pid \d+\) has been talking to a remote for"):
             with locks.remote_operation(tmp_path):
                 pass
-    finally:
-        release.set()
-        worker.join()
     with locks.remote_operation(tmp_path) as operation:
         assert operation.removed == []
 

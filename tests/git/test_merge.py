@@ -19,7 +19,7 @@ from pygit2.enums import FileMode
 from ctx.entrymerge import STATUS_GROUP, merge_entry, merge_store, merge_store_bytes, parse
 from ctx.errors import Conflict
 from ctx.storage.textlayout import serialize
-from ctxgit.sync.treemerge import flatten, merge_trees
+from ctxgit.sync.treemerge import TreeMerge, flatten, merge_trees
 from support.syncutil import build_tree, deadline, entry, ts
 
 # --- helpers -----------------------------------------------------------------------------
@@ -489,6 +489,12 @@ def tree(repo: pygit2.Repository, files: dict[str, bytes | str]) -> pygit2.Tree:
     return repo[build_tree(repo, data)].peel(pygit2.Tree)
 
 
+def merge_file(repo: pygit2.Repository, path: str, base: bytes | str, ours: bytes | str,
+               theirs: bytes | str) -> TreeMerge:
+    """The tree merge of three trees that each hold only ``path``."""
+    return merge_trees(repo, tree(repo, {path: base}), tree(repo, {path: ours}), tree(repo, {path: theirs}))
+
+
 SUMMARY = "sessions/2025-03-04_session.md"
 
 
@@ -533,22 +539,18 @@ def test_two_clashing_summaries_take_distinct_free_names(repo):
 
 
 def test_rules_md_merges_by_line_and_reports_a_real_conflict_with_markers(repo):
-    base = tree(repo, {"RULES.md": "one\ntwo\nthree\nfour\nfive\n"})
-    clean = merge_trees(repo, base, tree(repo, {"RULES.md": "ONE\ntwo\nthree\nfour\nfive\n"}),
-                        tree(repo, {"RULES.md": "one\ntwo\nthree\nfour\nFIVE\n"}))
+    base = "one\ntwo\nthree\nfour\nfive\n"
+    clean = merge_file(repo, "RULES.md", base, "ONE\ntwo\nthree\nfour\nfive\n", "one\ntwo\nthree\nfour\nFIVE\n")
     assert clean.files["RULES.md"] == b"ONE\ntwo\nthree\nfour\nFIVE\n"
     assert clean.text_conflicts == []
-    clash = merge_trees(repo, base, tree(repo, {"RULES.md": "one\nHERE\nthree\nfour\nfive\n"}),
-                        tree(repo, {"RULES.md": "one\nTHERE\nthree\nfour\nfive\n"}))
+    clash = merge_file(repo, "RULES.md", base, "one\nHERE\nthree\nfour\nfive\n", "one\nTHERE\nthree\nfour\nfive\n")
     assert clash.text_conflicts == ["RULES.md"]
     text = clash.files["RULES.md"].decode()
     assert "<<<<<<<" in text and ">>>>>>>" in text and "HERE" in text and "THERE" in text
 
 
 def test_gitignore_lines_from_both_sides_are_united(repo):
-    base = tree(repo, {".gitignore": "memory/.lock\n"})
-    result = merge_trees(repo, base, tree(repo, {".gitignore": "memory/.lock\nours.log\n"}),
-                         tree(repo, {".gitignore": "memory/.lock\ntheirs.log\n"}))
+    result = merge_file(repo, ".gitignore", "memory/.lock\n", "memory/.lock\nours.log\n", "memory/.lock\ntheirs.log\n")
     assert result.files[".gitignore"] == b"memory/.lock\nours.log\ntheirs.log\n"
     assert result.text_conflicts == []
 
@@ -557,9 +559,7 @@ def test_store_files_in_a_tree_merge_entry_by_entry(repo):
     base = serialize(store({"k": entry("v", ts(1))}))
     ours = serialize(store({"k": entry("v", ts(1)), "a": entry("a", ts(2))}))
     theirs = serialize(store({"k": entry("later", ts(3)), "b": entry("b", ts(2))}))
-    result = merge_trees(repo, tree(repo, {"memory/shared.json": base}),
-                         tree(repo, {"memory/shared.json": ours}),
-                         tree(repo, {"memory/shared.json": theirs}))
+    result = merge_file(repo, "memory/shared.json", base, ours, theirs)
     merged = json.loads(result.files["memory/shared.json"])["entries"]
     assert merged["k"]["value"] == "later" and {"a", "b"} <= set(merged)
     assert result.value_conflicts == []
@@ -567,9 +567,8 @@ def test_store_files_in_a_tree_merge_entry_by_entry(repo):
 
 def test_value_conflicts_are_named_store_slash_key(repo):
     base = serialize(store({"k": entry("v", ts(1))}))
-    result = merge_trees(repo, tree(repo, {"memory/agent.json": base}),
-                         tree(repo, {"memory/agent.json": serialize(store({"k": entry("o", ts(2))}))}),
-                         tree(repo, {"memory/agent.json": serialize(store({"k": entry("t", ts(3))}))}))
+    result = merge_file(repo, "memory/agent.json", base, serialize(store({"k": entry("o", ts(2))})),
+                        serialize(store({"k": entry("t", ts(3))})))
     assert result.value_conflicts == ["agent/k"]
 
 

@@ -14,6 +14,7 @@ import os
 import random
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -85,17 +86,21 @@ def test_a_write_that_failed_on_a_held_index_lock_leaves_no_commit(root):
     assert subjects == ["set k4"], f"the history after one failed and one good write: {subjects}"
 
 
-def test_an_index_lock_released_while_ctx_waits_lets_the_write_through(root):
-    env = _seeded_root(root, None)
-    start = R.head(root)
-    lock = root / ".git" / "index.lock"
-    lock.write_bytes(b"")
+def _set_while_a_lock_is_released(env: dict[str, str], lock: Path, held: str) -> R.Done:
+    """``ctx set`` (waiting up to 10 s) while ``lock`` holds ``held`` and is removed 0.4 s later."""
+    lock.write_text(held)
     timer = threading.Timer(0.4, lock.unlink)
     timer.start()
     try:
-        done = R.run_ctx(["set", "k3", "after the wait"], dict(env, CTX_GIT_RETRY_SECONDS="10"))
+        return R.run_ctx(["set", "k3", "after the wait"], dict(env, CTX_GIT_RETRY_SECONDS="10"))
     finally:
         timer.join()
+
+
+def test_an_index_lock_released_while_ctx_waits_lets_the_write_through(root):
+    env = _seeded_root(root, None)
+    start = R.head(root)
+    done = _set_while_a_lock_is_released(env, root / ".git" / "index.lock", "")
     assert done.returncode == 0, done.describe()
     assert len(R.commit_rows(root, start)) == 1
     assert not R.inspect_root(root, committed=True)
@@ -118,14 +123,7 @@ def test_a_branch_lock_released_while_ctx_waits_lets_the_write_through(root):
     """(BUG-4, fixed in a74c462: libgit2 reports a locked ref as OSError, which
     ctx did not retry.)"""
     env = _seeded_root(root, "Agent Lock")
-    lock = root / ".git" / "refs" / "heads" / "main.lock"
-    lock.write_text(R.head(root) + "\n")
-    timer = threading.Timer(0.4, lock.unlink)
-    timer.start()
-    try:
-        done = R.run_ctx(["set", "k3", "after the wait"], dict(env, CTX_GIT_RETRY_SECONDS="10"))
-    finally:
-        timer.join()
+    done = _set_while_a_lock_is_released(env, root / ".git" / "refs" / "heads" / "main.lock", R.head(root) + "\n")
     assert done.returncode == 0, done.describe()
 
 

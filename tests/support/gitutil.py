@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +189,28 @@ def wait_for(condition: Callable[[], bool], timeout: float = 5.0, pause: float =
         if time.monotonic() >= deadline:
             return False
         time.sleep(pause)
+
+
+@contextmanager
+def remote_held(root: Path, *args: Any, **kwargs: Any) -> Iterator[None]:
+    """For the block, another thread holds ``locks.remote_operation(root, *args, **kwargs)``
+    (flock is per open file description: a second open in this process contends as
+    another process would)."""
+    from ctxgit.plumbing import locks
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with locks.remote_operation(root, *args, **kwargs):
+            inside.set()
+            release.wait(10)
+    worker = threading.Thread(target=hold)
+    worker.start()
+    try:
+        assert inside.wait(5)
+        yield
+    finally:
+        release.set()
+        worker.join()
 
 
 def sleep_to_next_second() -> None:

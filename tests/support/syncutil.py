@@ -20,7 +20,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 from pygit2.enums import FileMode
 
-from support.gitutil import CTX_EXE, git, git_out, make_bare, status_lines
+from support.gitutil import CTX_EXE, git, git_out, make_bare, status_lines, wait_for
 from support.stores import make_entry, read_entries, read_store_file, write_store_file
 
 
@@ -105,12 +105,13 @@ class Machine:
         return result
 
     # ... and as a real subprocess (the installed console script)
-    def sh(self, *args: str, check: bool = True, timeout: float = 60,
-           cwd: Path | None = None) -> subprocess.CompletedProcess:
-        env = dict(os.environ)
-        env.update(self.env)
-        done = subprocess.run([str(CTX_EXE), *args], env=env, capture_output=True, text=True,
-                              timeout=timeout, cwd=cwd)
+    def sh(self, *args: str, check: bool = True, timeout: float = 120, cwd: Path | None = None,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        """``ctx ARGS`` as a process, with the machine's variables and ``env`` over the test's
+        environment, stdin closed (nothing waits on a prompt)."""
+        full = dict(os.environ, **self.env, **(env or {}))
+        done = subprocess.run([str(CTX_EXE), *args], env=full, capture_output=True, text=True,
+                              timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
         if check:
             assert done.returncode == 0, (f"{self.author}: ctx {' '.join(args)} exited "
                                           f"{done.returncode}\n{done.stdout}\n{done.stderr}")
@@ -194,6 +195,30 @@ def network(tmp_path: Path, *authors: str, seed: bool = True) -> tuple[Path, lis
     first.ok("push")
     machines = [first] + [clone_machine(bare, tmp_path / f"machine {a}", a) for a in authors[1:]]
     return bare, machines
+
+
+def one_line_error(done: subprocess.CompletedProcess, status: int = 6) -> str:
+    """The one line ``ctx: ...`` on stderr of a process that exited ``status`` (6: a remote failed)."""
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
+    assert len(lines) == 1 and lines[0].startswith("ctx: "), done.stderr
+    return lines[0]
+
+
+def hanging_background_push(root: Path, url: str, *settings: tuple[str, str]) -> Machine:
+    """A machine at ``root`` with auto-sync on (and ``settings``, as ``ctx config`` takes
+    them) whose write started a background push that now holds the remote: ``url``, a
+    server that never answers."""
+    m = Machine(root, "M")
+    m.sh("set", "first", "v")
+    m.sh("remote", "add", "origin", url)
+    m.git("config", "branch.main.remote", "origin")
+    m.git("config", "branch.main.merge", "refs/heads/main")
+    for setting in (("sync-auto", "true"), *settings):
+        m.sh("config", *setting)
+    m.sh("set", "second", "written while the server hangs")  # starts the background push
+    assert wait_for(lambda: (m.root / ".git" / "ctx" / "remote-op").exists(), 10)
+    return m
 
 
 def sync_round(machines: Iterable[Machine]) -> None:
