@@ -22,7 +22,8 @@ def console() -> None:
     measured on 2 cores (``ctx get``, ``ctx set`` at 10,000 entries), and frees
     nothing the kernel would not. What was registered to run at exit still runs.
     Whenever that cannot be done cleanly (output that cannot be flushed, an exit
-    with a message), the ordinary exit takes over."""
+    with a message, a profiler or tracer that writes its report at the end), the
+    ordinary exit takes over."""
     try:
         main()
     except SystemExit as done:
@@ -32,6 +33,8 @@ def console() -> None:
         import atexit
         import os
         import sys
+        if sys.getprofile() is not None or sys.gettrace() is not None:
+            raise
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -8,6 +8,8 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctx import summaries
 from ctx.brief import build_brief, render_brief
@@ -73,6 +75,46 @@ def test_excerpt_after_notes_and_collapsing_counts_the_bound():
     value = "[Amended 2026-01-01: n]\n" + "word  " * 50
     got = excerpt(value, 20)
     assert got == "word word word word ..."
+
+
+def _excerpt_of_the_whole(text: str, bound: int) -> str:
+    """§5.2's excerpt computed the plain way, collapsing every character of the value."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) <= bound:
+        return text
+    if text[bound] == " ":
+        return text[:bound].rstrip() + " ..."
+    cut = text.rfind(" ", 0, bound)
+    return (text[:cut] if cut > 0 else text[:bound]).rstrip() + " ..."
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["a", "bb", "word", "x" * 90, " ", "  ", "\n", "\t", "\u00a0", "\u2003",
+                                 "\x1c", " " * 150]), max_size=120),
+       st.integers(min_value=1, max_value=200))
+def test_excerpt_collapses_only_the_head_it_shows_with_the_same_result(parts, bound):
+    """excerpt collapses the whitespace of a head of the value only: the same excerpt as
+    collapsing the whole, whitespace of every kind, a head mostly blank included."""
+    text = "".join(parts)
+    assert excerpt(text, bound) == _excerpt_of_the_whole(text, bound)
+
+
+def test_local_time_is_the_local_zone_of_that_moment(monkeypatch):
+    import time as time_module
+
+    from ctx.display import local_time
+    if not hasattr(time_module, "tzset"):
+        pytest.skip("time.tzset: POSIX only")
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time_module.tzset()
+    try:
+        assert local_time("2026-01-15T12:30:00Z") == "2026-01-15 13:30"   # winter: UTC+1
+        assert local_time("2026-07-15T12:30:00Z") == "2026-07-15 14:30"   # summer: UTC+2
+        assert local_time("2026-07-15T12:30:00+02:00", with_time=False) == "2026-07-15"
+        assert local_time("not a time") == "date unknown"
+    finally:
+        monkeypatch.delenv("TZ")
+        time_module.tzset()
 
 
 # --- sections -----------------------------------------------------------------------------------
