@@ -121,3 +121,51 @@ def test_concurrent_library_processes_lose_nothing(root):
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
     assert len([k for k in read_entries(root, "agent") if k.startswith("lib_")]) == 30
+
+
+# --- the quick exit (ctx.cli.console): no interpreter teardown, nothing else lost -----------
+
+@pytest.mark.parametrize("module", [False, True], ids=["script", "python-m"])
+@pytest.mark.slow
+def test_the_quick_exit_still_runs_exit_functions_and_flushes_everything(root, tmp_path, module):
+    """The process leaves without the interpreter's teardown, but what was registered to
+    run at exit runs (CTX_PHASES writes its line then), and every line printed arrives."""
+    for i in range(3):
+        assert ctx("set", f"k{i:03}", f"value {i} " + "word " * 40, author="A").returncode == 0
+    phases = tmp_path / "phases.jsonl"
+    r = ctx("set", "k_phase", "v", author="A", module=module, extra_env={"CTX_PHASES": str(phases)})
+    assert r.returncode == 0, r.stderr
+    line = json.loads(phases.read_text().splitlines()[-1])
+    assert {"prepare", "write", "index"} <= set(line)
+    listed = ctx("list", module=module)
+    assert listed.returncode == 0 and listed.stdout.count("\n") == 4   # k000..k002 and k_phase
+    missing = ctx("get", "nothing_here", module=module)
+    assert missing.returncode == 1 and missing.stderr.startswith("ctx: ") and missing.stdout == ""
+
+
+@pytest.mark.slow
+def test_the_quick_exit_gives_way_to_a_profiler(root, tmp_path):
+    """Under cProfile (which writes its report once the program returns) the ordinary exit
+    runs, so the report is there."""
+    report = tmp_path / "set.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(report), str(CTX), "set", "k", "v"],
+                          env=dict(os.environ, CTX_AUTHOR="A"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert report.is_file() and report.stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_a_reader_that_goes_away_gets_the_ordinary_error(root):
+    """`ctx get k | nothing`: output that cannot be flushed takes the ordinary path, the
+    same one-line error and status as a process that exits the ordinary way."""
+    assert ctx("set", "big", "word " * 2000, author="A").returncode == 0
+    ordinary = ("import sys; sys.argv = ['ctx'] + sys.argv[1:]\n"
+                "from ctx.cli import main\nmain()")
+    seen = []
+    for command in ([str(CTX)], [sys.executable, "-m", "ctx"], [sys.executable, "-c", ordinary]):
+        reader = subprocess.Popen([*command, "get", "big"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=dict(os.environ), cwd=os.environ["HOME"])
+        assert reader.stdout is not None and reader.stderr is not None
+        reader.stdout.close()   # the reader is gone before ctx prints
+        seen.append((reader.stderr.read().decode(), reader.wait(timeout=60)))
+    assert seen[0] == seen[1] == seen[2] == ("ctx: Broken pipe\n", 6), seen
