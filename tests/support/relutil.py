@@ -8,7 +8,7 @@ soak runs the very same trials outside the test suite.
 * ``run_ctx`` / ``start_ctx``: one ``ctx`` process (arguments may be bytes).
 * ``FAULTY``: ``ctx`` with a Python audit hook that, at a chosen file
   operation under the context root (an ``open`` for writing, a rename, a
-  removal), either SIGKILLs the process or makes the operation fail with
+  hard link, a removal), either SIGKILLs the process or makes the operation fail with
   ENOSPC or EIO (``enospc+git``: and an operator's git takes .git/index.lock
   at that moment). Events are named by a signature (operation and path, with the
   random parts of temporary names masked) and an occurrence number.
@@ -177,7 +177,7 @@ def _hook(event, args):
         path, _, flags = args
         if not isinstance(flags, int) or not flags & _WRITING or isinstance(path, int):
             return
-    elif event == "os.rename":
+    elif event in ("os.rename", "os.link"):
         path = args[1]
     elif event == "os.remove":
         path = args[0]
