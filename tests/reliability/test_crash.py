@@ -90,6 +90,8 @@ def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
     _seeded(root, env)
     steps = _sweep(root, env, "set", "kill", set(), tmp_path)
     assert "os.rename .git/refs/heads/main" not in {s.sig for s in steps}
+    missing = [str(s) for s in R.LIBGIT2_SET_STEPS if s not in steps]
+    assert not missing, f"the write did not take these steps, so the sweep did not cover them: {missing}"
 
 
 @pytest.mark.parametrize("step", sorted(R.KILL_LEAVES_LOCK, key=str), ids=["index-lock", "ref-lock"])

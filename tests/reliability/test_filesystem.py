@@ -204,11 +204,10 @@ def test_no_space_at_any_file_operation_fails_cleanly_or_completes(root, tmp_pat
     assert R.Step("os.rename memory/shared.json", 1) in steps
 
 
-@pytest.mark.parametrize("step,author", [(R.Step("open .git/logs/HEAD", 1), "Agent FS"),
-                                         (R.Step("open .git/index.lock", 1), "Agent FS"),
+@pytest.mark.parametrize("step,author", [*((step, "Agent FS") for step in sorted(R.POST_COMMIT_STEPS, key=str)),
                                          (R.Step("open .git/ctx/.loose-bytes.*.tmp", 1), None),
                                          (R.Step("os.rename .git/ctx/loose-bytes", 1), None)],
-                         ids=["reflog", "index", "pack-accounting", "pack-accounting-rename"])
+                         ids=lambda v: str(v) if isinstance(v, R.Step) else "libgit2" if v is None else "fast")
 def test_no_space_after_the_branch_moved_leaves_no_failed_write_in_history(root, tmp_path, step, author):
     """(BUG-2, fixed in a74c462: the write reported failure and put the store
     file back while its commit stayed on main; the next write reverted it.)"""

@@ -8,8 +8,8 @@ soak runs the very same trials outside the test suite.
 * ``run_ctx`` / ``start_ctx``: one ``ctx`` process (arguments may be bytes).
 * ``FAULTY``: ``ctx`` with a Python audit hook that, at a chosen file
   operation under the context root (an ``open`` for writing, a rename, a
-  hard link, a removal), either SIGKILLs the process or makes the operation fail with
-  ENOSPC or EIO (``enospc+git``: and an operator's git takes .git/index.lock
+  hard link, a removal), either SIGKILLs the process or makes the operation
+  fail with ENOSPC or EIO (``enospc+git``: and an operator's git takes .git/index.lock
   at that moment). Events are named by a signature (operation and path, with the
   random parts of temporary names masked) and an occurrence number.
 * ``inspect_root``: what must hold of a context root after anything at
@@ -598,7 +598,8 @@ KILL_LEAVES_LOCK = {Step("os.rename .git/refs/heads/main", 1), Step("os.rename .
 POST_COMMIT_STEPS = {Step(s, 1) for s in (
     "open .git/logs/HEAD", "open .git/logs/refs/heads/main", "open .git/index.lock", "os.rename .git/index",
     "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json",
-    "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes")}
+    "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
+    "open .git/ctx/.since-lag.*.tmp", "os.rename .git/ctx/since-lag")}
 REF_LOCK_RENAME = Step("os.rename .git/refs/heads/main", 1)
 
 # Every file operation of a fast commit's ``ctx set`` in a seeded root, in order: the
@@ -618,6 +619,16 @@ FAST_SET_STEPS = [Step(s, n) for s, n in (
     ("open .git/ctx/.loose-bytes.*.tmp", 1), ("os.rename .git/ctx/loose-bytes", 1),
     ("os.remove .git/ctx/slow-commits", 1),
     ("open .git/ctx/.since-lag.*.tmp", 1), ("os.rename .git/ctx/since-lag", 1))]
+
+# The same through libgit2 (CTX_GIT_SLOW, no CTX_AUTHOR): its own file operations are
+# invisible to the hook. No since-lag: only an authored write keeps it (it is the lag of
+# an author's "since your last session"); FAST_SET_STEPS sweeps it, both of its ways.
+LIBGIT2_SET_STEPS = [Step(s, 1) for s in (
+    "open memory/.lock", "open memory/.shared.json.*.tmp", "os.rename memory/shared.json",
+    "open .git/ctx/.committing.*.tmp", "os.rename .git/ctx/committing", "os.remove .git/ctx/committing",
+    "open .git/ctx/.slow-commits.*.tmp", "os.rename .git/ctx/slow-commits",
+    "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
+    "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json")]
 
 
 @dataclass(frozen=True)
