@@ -313,14 +313,16 @@ def _temporary(directory: Path, name: str) -> tuple[int, str]:
     raise StoreError(f"cannot create a temporary file in {directory}")
 
 
-def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable: bool = True) -> Identity:
+def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable: bool = True,
+                 create_only: bool = False) -> Identity:
     """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3). The one
     way ctx replaces a file, whatever the file.
 
     ``mode``: the file's permissions (default 0600); ``durable``: False skips the fsyncs,
     for what can be made again (a cache, a log, a generated page), where a lost write
-    costs nothing and a write's time counts. Returns the new file's identity (size,
-    mtime, inode).
+    costs nothing and a write's time counts; ``create_only``: never over a file already
+    there (FileExistsError), for a file ctx only makes when it is missing. Returns the
+    new file's identity (size, mtime, inode).
     """
     directory = path.parent
     if directory.is_symlink():
@@ -335,7 +337,10 @@ def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable
             if durable:
                 os.fsync(handle.fileno())
             identity = identity_of(os.fstat(handle.fileno()))
-        os.replace(tmp, path)
+        if create_only:
+            _create(tmp, path)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -345,6 +350,24 @@ def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable
     if durable:
         _fsync_dir(directory)
     return identity
+
+
+def _create(tmp: str, path: Path) -> None:
+    """Put the whole ``tmp`` in place as ``path`` only when there is no ``path``: a hard
+    link (FileExistsError when one is there), then the temporary removed. Where the file
+    system has no hard links, the name is taken first and the content renamed over it."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (some network and FAT file systems)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE))
+        os.replace(tmp, path)
+        return
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass  # the file is in place; a temporary left beside it is only litter
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ctx.errors import ContextRootError
-from ctx.storage.files import DIR_MODE, FILE_MODE, ensure_private_dir
+from ctx.storage.files import DIR_MODE, atomic_write, ensure_private_dir
 
 RULES_NAME = "RULES.md"
 
@@ -75,14 +74,12 @@ def ensure_layout(root: Path, memory_only: bool = False) -> LayoutReport:
     if memory_only:
         return report
     if not rules.exists() and not rules.is_symlink():
-        try:
-            fd = os.open(rules, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        try:  # whole or not at all (a RULES.md cut short would be kept and committed as it is)
+            atomic_write(root.resolve() / RULES_NAME, RULES_TEMPLATE.encode("utf-8"), create_only=True)
         except FileExistsError:
             pass
         except OSError as exc:
             raise ContextRootError(f"cannot write {rules}: {exc.strerror}") from None
         else:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(RULES_TEMPLATE)
             report.created.append(RULES_NAME)
     return report

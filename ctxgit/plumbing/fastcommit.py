@@ -44,7 +44,11 @@ def begin_commit(git: Path, how: str = "fast") -> None:
     the locks: ``fast`` (this module: marked with ``OWN_MODE``) or ``libgit2``."""
     path = git / INTENT
     path.parent.mkdir(exist_ok=True)
-    path.write_text(f"{os.getpid()}\n{how}\n")
+    # Replaced whole: ``recover`` judges libgit2's lock files by this file's mtime and
+    # says, so it must never find it half-written. Not fsynced (every write takes this
+    # path): a kill loses nothing the page cache holds, and after a power cut a lost
+    # marker only leaves a lock file named in an error, not removed.
+    atomic_write(path, f"{os.getpid()}\n{how}\n".encode(), durable=False)
 
 
 def end_commit(git: Path) -> None:

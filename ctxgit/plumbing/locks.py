@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ctx import settings
 from ctx.errors import GitError, LockTimeout
+from ctx.storage.files import atomic_write
 from ctx.storage.lock import wait_for_flock
 from ctxgit.gitfiles.layout import AUTOSYNC_LOCK, DIR
 from ctxgit.gitfiles.layout import REMOTE_LOCK as FLOCK
@@ -124,7 +125,11 @@ def remote_operation(root: Path, pushing: tuple[str, str] | None = None,
             raise busy(git, seconds, why or "CTX_REMOTE_WAIT_SECONDS") from None
         removed = recover(git)
         intent = f"{os.getpid()}\t{remote or ''}\n" + (f"push\t{pushing[0]}\t{pushing[1]}\n" if pushing else "")
-        (git / INTENT).write_text(intent)
+        # Replaced whole and fsynced: the next operation judges lock files by its mtime
+        # and content (a half-written one would hide the push's lock in the remote), and
+        # after a power cut mid-push it is what lets those lock files be removed; a
+        # fetch or push pays one fsync beside its network round trips, a write none.
+        atomic_write(git / INTENT, intent.encode(), durable=True)
         yield RemoteOperation(removed, fd)
         # only after success: a git that failed or was stopped half-way (a timeout)
         # may have left lock files, and the intent lets the next operation remove them

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctx import settings
+from ctx.errors import StoreError
+from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import LOOSE_BYTES as STATE
 
 
@@ -50,7 +52,12 @@ def account(git_dir: Path, added: int) -> bool:
         if started:
             debt = 0
     state.parent.mkdir(exist_ok=True)
-    state.write_text(str(debt))
+    try:
+        # replaced whole (a count cut short would read as a smaller one), never fsynced:
+        # every write takes this path, and a count lost to a crash only delays a packing
+        atomic_write(state, str(debt).encode(), durable=False)
+    except StoreError:  # .git/ctx is a link, never written through: the count goes unkept
+        pass
     return started
 
 

@@ -12,9 +12,10 @@ since the last ``ctx brief``).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from ctx.errors import StoreError
+from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import SINCE_LAG
 
 EVERY = 8
@@ -47,20 +48,21 @@ def due(root: Path) -> bool:
     if count >= EVERY:
         return True
     try:
-        path.write_bytes(b"%d" % count)  # a count lost to a race is harmless: it only delays
-    except OSError:
+        _write(path, count)  # a count lost to a race is harmless: it only delays
+    except (OSError, StoreError):
         return True
     return False
 
 
 def reset(root: Path) -> None:
     """The log is at HEAD: no write is behind it."""
-    path = _path(root)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError:
-        return
-    try:
-        os.write(fd, b"0")
-    finally:
-        os.close(fd)
+        _write(_path(root), 0)
+    except (OSError, StoreError):
+        pass
+
+
+def _write(path: Path, count: int) -> None:
+    # Replaced whole, so a reader never sees a count cut short; never fsynced: a count
+    # lost to a crash only moves the catch-up by a write or two (none at all: it runs now).
+    atomic_write(path, b"%d" % count, durable=False)

@@ -399,7 +399,7 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
 
 
 def run_merge_driver(base: str, ours: str, theirs: str, path: str) -> int:
-    """git's merge driver protocol: merge %O %B into %A in place; 0 when merged."""
+    """git's merge driver protocol: merge %O %B into %A (replaced); 0 when merged."""
     from ctx.entrymerge import merge_store_bytes
 
     def read(name: str) -> bytes | None:
@@ -410,7 +410,10 @@ def run_merge_driver(base: str, ours: str, theirs: str, path: str) -> int:
     except Conflict as exc:
         print(f"ctx merge-driver: {exc}", file=sys.stderr)
         return 1
-    Path(ours).write_bytes(merged or b"")
+    # %A replaced whole (git reads it back by name once the driver exits): a write that
+    # fails leaves ours as it was, never a part of the merge for git to take as the result
+    from ctx.storage.files import atomic_write
+    atomic_write(Path(ours).resolve(), merged or b"", durable=False)
     for key in conflicts:
         print(f"ctx merge-driver: {path}: both sides changed {key}; the later timestamp won", file=sys.stderr)
     return 0

@@ -73,6 +73,25 @@ def test_atomic_write_failure_keeps_old_file_and_removes_temp(tmp_path, monkeypa
     assert os.listdir(tmp_path) == ["shared.json"]
 
 
+@pytest.mark.parametrize("links", [True, False], ids=["hard-link", "no-hard-links"])
+def test_atomic_write_create_only_makes_a_missing_file_whole_and_never_replaces_one(tmp_path, monkeypatch,
+                                                                                     links):
+    if not links:  # a file system without hard links: the name is taken, then renamed over
+        def no_link(src, dst):
+            raise PermissionError(1, "Operation not permitted")
+        monkeypatch.setattr(store_mod.os, "link", no_link)
+    tmp_path = tmp_path / "root"
+    tmp_path.mkdir()
+    target = tmp_path / "RULES.md"
+    identity = atomic_write(target, b"the rules\n", create_only=True)
+    assert target.read_bytes() == b"the rules\n" and os.listdir(tmp_path) == ["RULES.md"]
+    assert identity[2] == os.stat(target).st_ino and _mode(target) == 0o600
+    target.write_bytes(b"the operator's own")
+    with pytest.raises(FileExistsError):
+        atomic_write(target, b"the template\n", create_only=True)
+    assert target.read_bytes() == b"the operator's own" and os.listdir(tmp_path) == ["RULES.md"]
+
+
 def test_write_through_context_leaves_only_store_and_lock(context, root):
     context.set("k", "v")
     context.set("k2", "v2", store="agent")

@@ -618,6 +618,33 @@ def test_run_merge_driver_merges_into_ours_in_place(tmp_path, capsys):
     assert "memory/shared.json: both sides changed k" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_a_merge_driver_out_of_room_leaves_ours_whole(tmp_path):
+    """The disk fills while ``ctx merge-driver`` writes %A: git takes what %A holds as
+    the result, so it must find ours as it was, never a part of the merge."""
+    import resource
+    import subprocess
+
+    from support.gitutil import CTX_EXE
+    tmp_path = tmp_path / "merging"
+    tmp_path.mkdir()
+    ours = serialize(store({f"a{i}": entry("a" * 200, ts(2)) for i in range(20)}))
+    (tmp_path / "base").write_bytes(serialize(store({})))
+    (tmp_path / "ours").write_bytes(ours)
+    (tmp_path / "theirs").write_bytes(serialize(store({f"b{i}": entry("b" * 200, ts(3)) for i in range(20)})))
+    limit = len(ours) + 500  # room for ours, not for the merge of both
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    done = subprocess.run([str(CTX_EXE), "merge-driver", "base", "ours", "theirs", "memory/shared.json"],
+                          cwd=tmp_path, capture_output=True, text=True, preexec_fn=apply,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                               "PYTHONDONTWRITEBYTECODE": "1"})  # (a .pyc cut short by the limit)
+    assert done.returncode != 0, done
+    assert (tmp_path / "ours").read_bytes() == ours
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "ours", "theirs"]
+
+
 def test_run_merge_driver_treats_an_empty_ancestor_as_absent(tmp_path):
     from ctxgit.sync.remote import run_merge_driver
     (tmp_path / "base").write_bytes(b"")

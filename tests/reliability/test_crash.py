@@ -7,7 +7,7 @@ Two kinds of trial, both on real ``ctx`` processes:
   ``bench/soak.py``;
 * exhaustive: a Python audit hook in the ``ctx`` process kills it just
   before each file operation it makes under the context root (every open
-  for writing, rename and removal), one trial per operation.
+  for writing, rename, hard link and removal), one trial per operation.
 
 After each kill: every store file is valid JSON, ``git fsck --full`` is
 clean, a read works, the next write succeeds without help and commits what
@@ -73,14 +73,14 @@ def _sweep(root, env, op, mode, skip, tmp_path):
 
 def test_kill_at_every_file_operation_of_a_fast_commit(root, tmp_path):
     """With CTX_AUTHOR set, ctx commits in plain git formats (fastgit): the store
-    file, four objects, the branch ref through its lock, two reflogs, the index
-    through its lock, the state. A kill before any one of them is recovered."""
+    file, four objects, the commit marker, the branch ref through its lock, two
+    reflogs, the index through its lock, the state, the counters (loose bytes, the
+    since-log's lag: both of its ways). A kill before any one of them is recovered."""
     env = _env(root)
     _seeded(root, env)
     steps = _sweep(root, env, "set", "kill", set(), tmp_path)  # amend, delete: the soak
-    sigs = {s.sig for s in steps}
-    assert {"os.rename memory/shared.json", "os.rename .git/refs/heads/main", "os.rename .git/index"} <= sigs, \
-        "the write did not take the fast way: the sweep would not cover it"
+    missing = [str(s) for s in R.FAST_SET_STEPS if s not in steps]
+    assert not missing, f"the write did not take these steps, so the sweep did not cover them: {missing}"
 
 
 def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
@@ -90,6 +90,8 @@ def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
     _seeded(root, env)
     steps = _sweep(root, env, "set", "kill", set(), tmp_path)
     assert "os.rename .git/refs/heads/main" not in {s.sig for s in steps}
+    missing = [str(s) for s in R.LIBGIT2_SET_STEPS if s not in steps]
+    assert not missing, f"the write did not take these steps, so the sweep did not cover them: {missing}"
 
 
 @pytest.mark.parametrize("step", sorted(R.KILL_LEAVES_LOCK, key=str), ids=["index-lock", "ref-lock"])
@@ -293,6 +295,28 @@ def test_a_killed_first_write_leaves_a_root_the_next_write_completes(root):
         if outcome.returncode == 0:
             assert entries["first"]["value"] == "write"
         assert not R.inspect_root(trial_root, committed=True), outcome.describe()
+
+
+def test_kill_at_every_file_operation_of_a_first_write(root):
+    """The very first write makes the root: RULES.md (whole or not at all: a RULES.md
+    cut short would be kept and committed), the store, git's hooks, .gitignore and
+    .gitattributes, then commits. Killed before any one of them, in a root of its own,
+    the next write completes the root."""
+    env = _env(root)
+    done, steps, _ = R.run_faulty(["set", "first", "write"], env, None, "kill", root.parent / "fault.log")
+    assert done.returncode == 0 and R.Step("os.link RULES.md", 1) in steps, (done.describe(), steps)
+    rules = (root / "RULES.md").read_bytes()
+    for n, step in enumerate(steps):
+        trial_root = root.parent / f"first write {n}"
+        trial_env = R.ctx_env(trial_root, author="Agent Crash")
+        done, _, hit = R.run_faulty(["set", "first", "write"], trial_env, step, "kill", root.parent / "fault.log")
+        assert hit and done.killed, (step, done.describe())
+        after = R.run_ctx(["set", "second", "write"], trial_env)
+        assert after.returncode == 0, (step, after.describe())
+        assert (trial_root / "RULES.md").read_bytes() == rules, step
+        entries = R.read_entries(trial_root, "shared")
+        assert entries["second"]["value"] == "write" and entries.get("first", {"value": "write"})["value"] == "write"
+        assert not R.inspect_root(trial_root, committed=True), step
 
 
 @pytest.mark.parametrize("half", ["empty", "no-HEAD", "config-lock"])

@@ -156,6 +156,22 @@ def test_a_full_disk_fails_the_write_cleanly_and_keeps_the_old_store(root, autho
     assert not R.inspect_root(root, committed=True)
 
 
+def test_a_first_write_out_of_room_leaves_no_rules_cut_short(root):
+    """The disk fills while the first write makes RULES.md: it is not left (a part
+    of it would have been kept and committed by every later write), and the next
+    write makes it whole."""
+    env = R.ctx_env(root, author="Agent FS")
+    done = R.run_ctx(["set", "k", "v"], env, preexec_fn=_file_size_limit(200))
+    assert done.returncode > 0 and R.one_line_error(done) is None, done.describe()
+    assert not (root / "RULES.md").exists()
+    assert not [p.name for p in root.iterdir() if p.name.endswith(".tmp")]
+    after = R.run_ctx(["set", "k", "v"], env)
+    assert after.returncode == 0, after.describe()
+    from ctx.storage.root import RULES_TEMPLATE
+    assert (root / "RULES.md").read_text(encoding="utf-8") == RULES_TEMPLATE
+    assert not R.inspect_root(root, committed=True)
+
+
 def test_a_write_that_just_fits_is_whole_and_reads_agree(root):
     """Room for the store file but maybe not for the read index (.git/ctx): the write
     succeeds, is committed, and later reads agree with the file."""
@@ -188,10 +204,10 @@ def test_no_space_at_any_file_operation_fails_cleanly_or_completes(root, tmp_pat
     assert R.Step("os.rename memory/shared.json", 1) in steps
 
 
-@pytest.mark.parametrize("step,author", [(R.Step("open .git/logs/HEAD", 1), "Agent FS"),
-                                         (R.Step("open .git/index.lock", 1), "Agent FS"),
-                                         (R.Step("open .git/ctx/loose-bytes", 1), None)],
-                         ids=["reflog", "index", "pack-accounting"])
+@pytest.mark.parametrize("step,author", [*((step, "Agent FS") for step in sorted(R.POST_COMMIT_STEPS, key=str)),
+                                         (R.Step("open .git/ctx/.loose-bytes.*.tmp", 1), None),
+                                         (R.Step("os.rename .git/ctx/loose-bytes", 1), None)],
+                         ids=lambda v: str(v) if isinstance(v, R.Step) else "libgit2" if v is None else "fast")
 def test_no_space_after_the_branch_moved_leaves_no_failed_write_in_history(root, tmp_path, step, author):
     """(BUG-2, fixed in a74c462: the write reported failure and put the store
     file back while its commit stayed on main; the next write reverted it.)"""

@@ -8,8 +8,8 @@ soak runs the very same trials outside the test suite.
 * ``run_ctx`` / ``start_ctx``: one ``ctx`` process (arguments may be bytes).
 * ``FAULTY``: ``ctx`` with a Python audit hook that, at a chosen file
   operation under the context root (an ``open`` for writing, a rename, a
-  removal), either SIGKILLs the process or makes the operation fail with
-  ENOSPC or EIO (``enospc+git``: and an operator's git takes .git/index.lock
+  hard link, a removal), either SIGKILLs the process or makes the operation
+  fail with ENOSPC or EIO (``enospc+git``: and an operator's git takes .git/index.lock
   at that moment). Events are named by a signature (operation and path, with the
   random parts of temporary names masked) and an occurrence number.
 * ``inspect_root``: what must hold of a context root after anything at
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxgit.porcelain.sincelag import EVERY as SINCE_LAG_EVERY
 from support import gitutil
 from support.gitutil import CTX_EXE, head
 from support.gitutil import status_lines as status_porcelain
@@ -176,7 +177,7 @@ def _hook(event, args):
         path, _, flags = args
         if not isinstance(flags, int) or not flags & _WRITING or isinstance(path, int):
             return
-    elif event == "os.rename":
+    elif event in ("os.rename", "os.link"):
         path = args[1]
     elif event == "os.remove":
         path = args[0]
@@ -596,8 +597,59 @@ def sync_crash_trials(base: Path, env: Mapping[str, str], trials: int, rng: rand
 KILL_LEAVES_LOCK = {Step("os.rename .git/refs/heads/main", 1), Step("os.rename .git/index", 1)}
 POST_COMMIT_STEPS = {Step(s, 1) for s in (
     "open .git/logs/HEAD", "open .git/logs/refs/heads/main", "open .git/index.lock", "os.rename .git/index",
-    "open .git/ctx/.state.*.tmp", "os.rename .git/ctx/state.json", "open .git/ctx/loose-bytes")}
+    "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json",
+    "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
+    "open .git/ctx/.since-lag.*.tmp", "os.rename .git/ctx/since-lag")}
 REF_LOCK_RENAME = Step("os.rename .git/refs/heads/main", 1)
+
+# Every file operation of a fast commit's ``ctx set`` in a seeded root, in order: the
+# sweep faults the steps its dry run takes, so one missing here would drop out of the
+# sweep unseen (tests check the dry run takes all of them). A file ctx replaces is two
+# steps, its temporary (``atomic_write``: a random name, masked) and the rename.
+FAST_SET_STEPS = [Step(s, n) for s, n in (
+    ("open memory/.lock", 1), ("open memory/.shared.json.*.tmp", 1), ("os.rename memory/shared.json", 1),
+    *((s, n) for n in range(1, 5) for s in ("open .git/objects/??/tmp_obj_*_*", "os.rename .git/objects/??/*")),
+    ("open .git/ctx/.pieces.json.*.tmp", 1), ("os.rename .git/ctx/pieces.json", 1),
+    ("open .git/ctx/.committing.*.tmp", 1), ("os.rename .git/ctx/committing", 1),
+    ("open .git/refs/heads/main.lock", 1), ("os.rename .git/refs/heads/main", 1),
+    ("open .git/logs/HEAD", 1), ("open .git/logs/refs/heads/main", 1),
+    ("open .git/index.lock", 1), ("os.rename .git/index", 1),
+    ("open .git/ctx/.state.json.*.tmp", 1), ("os.rename .git/ctx/state.json", 1),
+    ("os.remove .git/ctx/committing", 1),
+    ("open .git/ctx/.loose-bytes.*.tmp", 1), ("os.rename .git/ctx/loose-bytes", 1),
+    ("os.remove .git/ctx/slow-commits", 1),
+    ("open .git/ctx/.since-lag.*.tmp", 1), ("os.rename .git/ctx/since-lag", 1))]
+
+# The same through libgit2 (CTX_GIT_SLOW, no CTX_AUTHOR): its own file operations are
+# invisible to the hook. No since-lag: only an authored write keeps it (it is the lag of
+# an author's "since your last session"); FAST_SET_STEPS sweeps it, both of its ways.
+LIBGIT2_SET_STEPS = [Step(s, 1) for s in (
+    "open memory/.lock", "open memory/.shared.json.*.tmp", "os.rename memory/shared.json",
+    "open .git/ctx/.committing.*.tmp", "os.rename .git/ctx/committing", "os.remove .git/ctx/committing",
+    "open .git/ctx/.slow-commits.*.tmp", "os.rename .git/ctx/slow-commits",
+    "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
+    "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json")]
+
+
+@dataclass(frozen=True)
+class Way:
+    """One of the ways a write takes a step, chosen by what earlier writes left in a
+    file: ``before`` is put there for the trial, and an unfaulted write that way
+    leaves ``after`` (which proves the way is taken)."""
+
+    name: str
+    path: str  # relative to the root
+    before: bytes
+    after: bytes
+
+
+# Steps taken in more than one way: faulted once per way, whatever the order of the
+# trials left behind. An authored write counts itself in since-lag, and every
+# EVERY-th brings the since-log up to HEAD first and writes 0 instead: the same steps.
+SINCE_LAG_WAYS = (Way("counting", ".git/ctx/since-lag", b"1", b"2"),
+                  Way("catching up", ".git/ctx/since-lag", b"%d" % (SINCE_LAG_EVERY - 1), b"0"))
+STEP_WAYS: dict[str, tuple[Way, ...]] = {sig: SINCE_LAG_WAYS for sig in (
+    "open .git/ctx/.since-lag.*.tmp", "os.rename .git/ctx/since-lag")}
 
 SWEPT_WRITES = {
     "set": lambda i: ["set", f"swept_{i}", f"swept value {i}"],
@@ -635,19 +687,36 @@ def sweep(root: Path, env: Mapping[str, str], op: str, mode: str, skip: set, log
         return steps, [f"the dry run failed or made too few steps: {done.describe()} {steps}"]
     model.apply("shared", key(0), done, change(0))
     problems = []
-    for i, step in enumerate(steps, start=1):
+    trials: list[tuple[Step, Way | None]] = []
+    for step in steps:
         if step in skip or (mode != "kill" and step.sig.startswith("os.remove")):
             continue  # (removing a file does not fail for want of space)
         if not every_object and ".git/objects/" in step.sig and step.nth > 1:
             continue
+        trials += [(step, way) for way in STEP_WAYS.get(step.sig, (None,))]
+    i = 0
+    for way in dict.fromkeys(way for _, way in trials if way is not None):  # each way is taken, unfaulted
+        i += 1
+        (root / way.path).write_bytes(way.before)
+        done = run_ctx(prepare(i), env)
+        model.apply("shared", key(i), done, change(i))
+        found = (root / way.path).read_bytes() if (root / way.path).exists() else None
+        if done.returncode != 0 or found != way.after:
+            problems.append(f"{way.path} {way.before!r}: the write did not go the way {way.name!r} "
+                            f"(left {found!r}, not {way.after!r}): {done.describe()}")
+    for step, way in trials:
+        i += 1
         args = prepare(i)
+        if way is not None:
+            (root / way.path).write_bytes(way.before)
         before, head_before = store_file(root, "shared").read_bytes(), head(root)
         done, _, hit = run_faulty(args, env, step, mode, log)
         if not hit and not (op == "delete" and ".git/objects/" in step.sig and done.returncode == 0):
             # (a delete may bring back a store file git holds already: no object to write)
-            problems.append(f"{step}: not reached (the write went another way: {done.describe()})")
+            problems.append(f"{step}{f' ({way.name})' if way else ''}: not reached "
+                            f"(the write went another way: {done.describe()})")
         model.apply("shared", key(i), done, change(i))
-        where = f"{mode} at {step}"
+        where = f"{mode} at {step}" + (f" ({way.name})" if way else "")
         problems += [f"{where}: {p}" for p in inspect_root(root)]
         if mode != "kill" and done.returncode != 0:
             unclear = one_line_error(done)
