@@ -73,6 +73,24 @@ def parse_ts(text: str) -> datetime:
     Raises ``InvalidArgument`` on anything else, so ``--since`` gives a clear
     error. A timestamp without a zone is taken as UTC.
     """
+    if _stored_form(text):
+        # read without compiling the two expressions below (~1 ms): a write indexes its
+        # entry's time, a list orders and shows a time per entry
+        try:
+            return datetime.fromisoformat(text[:19] + "+00:00")
+        except ValueError:
+            raise InvalidArgument(f"not an RFC 3339 timestamp or YYYY-MM-DD date: {text!r}") from None
+    return _parse_any_ts(text)
+
+
+def _stored_form(text: str) -> bool:
+    """Whether ``text`` is in the form ``now`` writes, ``YYYY-MM-DDTHH:MM:SSZ`` (ASCII digits)."""
+    return (len(text) == 20 and text.isascii()
+            and text[4] + text[7] + text[10] + text[13] + text[16] + text[19] == "--T::Z"
+            and (text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]).isdigit())
+
+
+def _parse_any_ts(text: str) -> datetime:
     raw = text.strip()
     if _rx(_DATE).fullmatch(raw):
         try:

@@ -8,6 +8,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctx import model
 from ctx.errors import InvalidArgument
@@ -180,6 +182,24 @@ def test_parse_ts_refuses_invalid(text):
 def test_parse_ts_refuses_other_iso8601_forms(text):
     with pytest.raises(InvalidArgument):
         parse_ts(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789-T:Z ZtT\u0663\u00b2+.", min_size=18, max_size=22)
+       | st.datetimes(timezones=st.just(UTC)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+       | st.from_regex(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", fullmatch=True))
+def test_parse_ts_reads_the_stored_form_as_the_general_rule_does(text):
+    """The stored form (``now``'s) has a short way that compiles no expression: it gives
+    what the general rule gives, or refuses what it refuses, Unicode digits included."""
+    try:
+        general: datetime | None = model._parse_any_ts(text)
+    except InvalidArgument:
+        general = None
+    if general is None:
+        with pytest.raises(InvalidArgument):
+            parse_ts(text)
+    else:
+        assert parse_ts(text) == general
 
 
 def test_ts_key_sorts_malformed_timestamps_as_oldest():
