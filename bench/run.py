@@ -138,6 +138,10 @@ def floor_parts(path: Path, env, runs: int) -> list[tuple[str, float, float | No
     out: list[tuple[str, float, float | None, str]] = [
         (f"floor part: {name}", value, None, size) for name, value in parts]
     out.append(("floor: a write's bytes", total, None, "the sum of the parts above"))
+    # what any `ctx` process costs before ctx's first line: the interpreter, and the `re`
+    # that the console script pip writes imports first (a floor of every command, read too)
+    out.append(("process: python start, import re", statistics.median(
+        timed([PY, "-c", "import re"], env) for _ in range(runs)), None, "the ctx script's first line"))
     for name, value, _, _ in out:
         print(f"         {name:<36} {value:7.1f} ms", flush=True)
     return out
