@@ -32,7 +32,6 @@ BRIEF_CHANGES = 10  # §5.2: recent changes shown
 MAX_SAFE_INTEGER = 2**53 - 1
 
 # compiled on first use (``_rx``): `ctx get` compiles none of them
-_INTEGER = r"-?(?:0|[1-9][0-9]*)"
 _DATE = r"(\d{4})-(\d{2})-(\d{2})"
 _RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?"
 _AMENDED_PREFIX = r"(?s)\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n"
@@ -131,6 +130,12 @@ def ts_key(text: Any) -> datetime:
 _LITERALS = {"true": True, "false": False, "null": None}
 
 
+def _integer_literal(text: str) -> bool:
+    """A JSON integer: ``-?(0|[1-9][0-9]*)``, ASCII digits only."""
+    digits = text[1:] if text[:1] == "-" else text
+    return digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0")
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
@@ -151,7 +156,7 @@ def parse_value(text: str) -> Any:
     """
     if text in _LITERALS:
         return _LITERALS[text]
-    if len(text) <= 17 and _rx(_INTEGER).fullmatch(text):  # 2^53 - 1 has 16 digits
+    if len(text) <= 17 and _integer_literal(text):  # 2^53 - 1 has 16 digits
         number = int(text)
         return number if abs(number) <= MAX_SAFE_INTEGER else text
     stripped = text.strip()
@@ -220,11 +225,12 @@ def value_text(value: Any) -> str:
 
 def strip_amend_notes(text: str) -> str:
     """Remove the leading ``[Amended …]`` notes that amend stacked on a value."""
-    while True:
+    while text.startswith("[Amended "):  # (the expression is compiled only for a note)
         match = _rx(_AMENDED_PREFIX).match(text)
         if not match:
             return text
         text = text[match.end():]
+    return text
 
 
 # --- keys and fields ----------------------------------------------------------

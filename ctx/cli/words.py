@@ -6,9 +6,11 @@ ends the options; ``-5`` is a word, not an option.
 
 from __future__ import annotations
 
-import re
 
-NEGATIVE_NUMBER = re.compile(r"^-\d")
+def negative_number(token: str) -> bool:
+    """``-5``, ``-0.5``: a word, not an option (a ``-`` and a decimal digit; no expression
+    is compiled for it, as every command runs this)."""
+    return token[:1] == "-" and token[1:2].isdecimal()
 
 
 class OptionBetweenWords(Exception):
@@ -31,7 +33,7 @@ def split(args: list[str], takes_value: dict[str, bool]) -> tuple[list[str], lis
         if token == "--":
             words += [(j, w) for j, w in enumerate(args[i + 1:], start=i + 1)]
             break
-        if token.startswith("-") and len(token) > 1 and not NEGATIVE_NUMBER.match(token):
+        if token.startswith("-") and len(token) > 1 and not negative_number(token):
             name = token.split("=", 1)[0] if token.startswith("--") else token[:2]
             options.append(token)
             if takes_value.get(name) and "=" not in token and len(name) == len(token) and i + 1 < len(args):

@@ -8,21 +8,40 @@ take the spelling from here.
 
 from __future__ import annotations
 
-import re
-
 SYSTEM_NAME = "system"      # the author of files committed as found (changed outside ctx)
 OPERATOR_NAME = "operator"  # the author when nobody is named and git has no identity
 EMAIL_DOMAIN = "ctx.invalid"
 
 
+# (str methods, not expressions: every commit spells its author, and compiling the two
+# expressions cost a write more than spelling it)
+_SLUG = "".join(chr(c) if chr(c).isascii() and chr(c).isalnum() else "-" for c in range(128)).lower()
+_REFUSED = "<>" + "".join(chr(c) for c in range(0x20))
+
+
 def slug(name: str) -> str:
-    """``Agent Z`` as ``agent-z``: the local part of a made-up email."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+    """``Agent Z`` as ``agent-z``: the local part of a made-up email (each run of anything
+    but ASCII letters and digits one ``-``)."""
+    spelled = "".join(_SLUG[ord(c)] if ord(c) < 128 else "-" for c in name.lower())
+    return "-".join(part for part in spelled.split("-") if part) or "agent"
 
 
 def clean(text: str) -> str:
-    """git refuses '<', '>' and line breaks in a name or an email."""
-    return re.sub(r"[<>\x00-\x1f]+", " ", text).strip()
+    """git refuses '<', '>' and line breaks in a name or an email: each run of them is one
+    space."""
+    if not any(c in _REFUSED for c in text):
+        return text.strip()
+    out: list[str] = []
+    gap = False
+    for c in text:
+        if c in _REFUSED:
+            gap = True
+            continue
+        if gap:
+            out.append(" ")
+            gap = False
+        out.append(c)
+    return "".join(out).strip()
 
 
 def made_email(name: str) -> str:

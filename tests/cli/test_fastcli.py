@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import click
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctx.cli import fast as fastcli
 from ctx.cli import table
@@ -224,3 +227,11 @@ def test_ctrl_c_exits_130_through_both_doors(root, run, door):
     assert child.returncode == 130, (out, err)
     assert err.strip().splitlines()[-1] == "ctx: interrupted"
     assert run("get", "k").stdout.startswith("shared/k\nv\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("-0123456789٣²a", max_size=4))
+def test_a_negative_number_is_what_its_expression_said(token):
+    """``-5`` is a word: the check without an expression says what ``^-\\d`` said."""
+    from ctx.cli.words import negative_number
+    assert negative_number(token) == bool(re.match(r"^-\d", token))

@@ -492,3 +492,21 @@ def test_strip_amend_notes_removes_only_leading_notes():
     assert strip_amend_notes(text) == "value [Amended 2026-10-12: c]\nend"
     assert strip_amend_notes("no notes") == "no notes"
     assert strip_amend_notes("[Amended soon: x]\nv") == "[Amended soon: x]\nv"
+
+
+# --- the string checks that replaced expressions on every write ------------------------------
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("-0123456789٣²a.", max_size=20) | st.from_regex(r"-?(?:0|[1-9][0-9]*)", fullmatch=True))
+def test_an_integer_literal_is_what_the_json_expression_says(text):
+    assert model._integer_literal(text) == bool(re.fullmatch(r"-?(?:0|[1-9][0-9]*)", text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["[Amended 2026-01-02: a]\n", "[Amended 2026-01-0x: b]\n", "[Amended ",
+                                 "text", "\n", "]", " [Amended 2026-01-03: c]\n"]), max_size=6).map("".join))
+def test_amend_notes_are_stripped_as_the_expression_alone_strips_them(text):
+    expected = text
+    while (match := re.match(r"(?s)\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n", expected)):
+        expected = expected[match.end():]
+    assert model.strip_amend_notes(text) == expected

@@ -4,7 +4,11 @@ the same by both ways of committing."""
 
 from __future__ import annotations
 
+import re
+
 import pygit2
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxgit.gitfiles import identity, layout, objects
 from ctxgit.plumbing.repo import signature
@@ -56,3 +60,17 @@ def test_layout_names_paths_under_dot_git(tmp_path):
     assert layout.path(tmp_path, layout.MACHINE) == tmp_path / ".git" / "ctx" / "machine.json"
     assert layout.tracking_ref("alpha") == "refs/remotes/alpha/main"
     assert layout.BRANCH_REF == f"refs/heads/{layout.BRANCH}"
+
+
+# --- the author's spelling without expressions (each commit spells it) ----------------------
+
+_NAMES = st.text(st.characters(codec="utf-8"), max_size=40) | st.text("aZ09 -_<>\n\t\x00\x1fİKé.@", max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NAMES)
+def test_slug_and_clean_spell_as_their_expressions_do(name):
+    """``slug`` and ``clean`` are string methods now; they give what the expressions
+    they replace gave, for any text (non-ASCII letters whose lower case is ASCII included)."""
+    assert identity.slug(name) == (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent")
+    assert identity.clean(name) == re.sub(r"[<>\x00-\x1f]+", " ", name).strip()
