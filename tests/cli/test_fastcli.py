@@ -205,6 +205,27 @@ def test_a_read_through_the_index_loads_only_what_it_uses(root, run):
         assert out.stdout.strip().endswith("LOADED []"), (args, out.stdout, out.stderr)
 
 
+def _wait_until_it_opens(pid: int, path: Path, timeout: float = 30.0) -> None:
+    """Until process ``pid`` holds ``path`` open (it waits for the lock then): a fixed
+    sleep let the interrupt land while a loaded machine was still starting the process."""
+    import os
+    import time
+    fds = Path(f"/proc/{pid}/fd")
+    if not fds.is_dir():
+        time.sleep(1.0)  # no /proc: give it a second
+        return
+    deadline = time.monotonic() + timeout
+    wanted = os.path.realpath(path)
+    while time.monotonic() < deadline:
+        try:
+            if any(os.readlink(fd) == wanted for fd in fds.iterdir()):
+                return
+        except OSError:
+            pass  # a descriptor closed while it was read
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never opened {path}")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("door", ["fast", "click"])
 def test_ctrl_c_exits_130_through_both_doors(root, run, door):
@@ -212,7 +233,6 @@ def test_ctrl_c_exits_130_through_both_doors(root, run, door):
     import fcntl
     import os
     import signal
-    import time
     assert run("set", "k", "v").exit_code == 0
     env = {**_env(), "CTX_HOME": str(root), "CTX_LOCK_TIMEOUT": "60"}
     if door == "click":
@@ -221,7 +241,7 @@ def test_ctrl_c_exits_130_through_both_doors(root, run, door):
         fcntl.flock(held, fcntl.LOCK_EX)
         child = subprocess.Popen([CTX, "set", "k", "changed"], env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)  # started, and waiting for the lock
+        _wait_until_it_opens(child.pid, root / "memory" / ".lock")  # started, and waiting for the lock
         os.kill(child.pid, signal.SIGINT)
         out, err = child.communicate(timeout=30)
     assert child.returncode == 130, (out, err)
