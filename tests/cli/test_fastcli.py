@@ -239,8 +239,11 @@ def test_ctrl_c_exits_130_through_both_doors(root, run, door):
         env["CTX_SLOW_PATH"] = "1"
     with open(root / "memory" / ".lock", "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
+        # SIGINT as a terminal gives it: a suite started in the background (`pytest &`) has
+        # SIGINT ignored, and a process inherits that
         child = subprocess.Popen([CTX, "set", "k", "changed"], env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+                                 stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         _wait_until_it_opens(child.pid, root / "memory" / ".lock")  # started, and waiting for the lock
         os.kill(child.pid, signal.SIGINT)
         out, err = child.communicate(timeout=30)
