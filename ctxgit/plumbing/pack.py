@@ -61,6 +61,14 @@ def account(git_dir: Path, added: int) -> bool:
     return started
 
 
+# Each version of a store file is a new blob of the whole file, so a packing's cost is
+# the delta search among the new blobs. Trying one neighbour (pack.window=1; git's default
+# is 10), which in git's order is the same file's previous version, found deltas as small:
+# at 10,000 entries, 40 writes packed in 1.7 s of CPU instead of 4.1, the pack the same
+# 73.9 MB, history, log and diff as fast (bench/results.md).
+PACK_WINDOW = "pack.window=1"
+
+
 def start_gc(root: Path) -> bool:
     """Start ``git gc --quiet`` detached in ``root``; False when git is missing."""
     import shutil
@@ -70,7 +78,7 @@ def start_gc(root: Path) -> bool:
     git = shutil.which("git")
     if git is None:
         return False
-    subprocess.Popen([git, "-C", str(root), "gc", "--quiet"], env=clean_git_env(),
+    subprocess.Popen([git, "-C", str(root), "-c", PACK_WINDOW, "gc", "--quiet"], env=clean_git_env(),
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     return True
