@@ -63,7 +63,8 @@ def account(git_dir: Path, added: int) -> bool:
 
 # Each version of a store file is a new blob of the whole file, so a packing's cost is
 # the delta search among the new blobs. Trying one neighbour (pack.window=1; git's default
-# is 10), which in git's order is the same file's previous version, found deltas as small:
+# is 10; git sorts objects by path and size, so a version's neighbour is mostly another
+# version of the same store file) found deltas as small:
 # at 10,000 entries, 40 writes packed in 1.7 s of CPU instead of 4.1, the pack the same
 # 73.9 MB, history, log and diff as fast (bench/results.md).
 PACK_WINDOW = "pack.window=1"
