@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 
 from ctx import model, phases
 from ctx.errors import InvalidArgument, StoreError
-from ctx.storage.files import StoreFile, atomic_write, check_writable, read_known, read_store, write_store
+from ctx.storage.files import (
+    StoreFile,
+    atomic_write,
+    check_writable,
+    read_known,
+    read_store,
+    sweep_temporaries,
+    write_store,
+)
 from ctx.storage.lock import context_lock
 from ctx.storage.root import ensure_layout
 
@@ -36,6 +44,7 @@ def transact(root: Path, author: str | None, recorder: Recorder, cache: ReadCach
     says what it may do), as ``author``, recorded by ``recorder``; ``cache``'s index is kept
     in step. The root and memory/ exist already (the lock file is in memory/)."""
     with context_lock(root):
+        sweep_temporaries(root / "memory")  # what a killed write left (it holds the lock no more)
         recorder.prepare()
         index = cache.for_write()
         phases.lap("prepare")

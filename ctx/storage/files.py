@@ -302,6 +302,42 @@ def incomplete_message(store: StoreFile) -> str:
             "ctx reads it but will not write this file until it is fixed by hand")
 
 
+STALE_TEMPORARY = 600.0  # seconds: a write renames its temporary within milliseconds
+
+
+def sweep_temporaries(directory: Path, older_than: float = STALE_TEMPORARY) -> list[str]:
+    """Remove what ``atomic_write`` left in ``directory`` when a ctx was killed between
+    writing a temporary and renaming it (a store file's is as large as the store): only
+    names of its making (``.NAME.<12 hex>.tmp``), only files older than ``older_than``
+    seconds. Returns the names removed; never fails."""
+    import time
+    cutoff = time.time() - older_than
+    removed = []
+    try:
+        with os.scandir(directory) as found:
+            for entry in found:
+                if not _temporary_name(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                        os.unlink(entry.path)
+                        removed.append(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return removed
+
+
+def _temporary_name(name: str) -> bool:
+    """Whether ``name`` is one ``_temporary`` makes: ``.NAME.<12 hex>.tmp``."""
+    if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
+        return False
+    token = name[:-len(TMP_SUFFIX)].rpartition(".")[2]
+    return len(token) == 12 and all(c in "0123456789abcdef" for c in token)
+
+
 def _temporary(directory: Path, name: str) -> tuple[int, str]:
     """A new, uniquely named file beside the target, open for writing (mode 0600)."""
     for _ in range(100):

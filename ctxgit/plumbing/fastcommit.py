@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from ctx import phases
-from ctx.storage.files import atomic_write
-from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, MANAGED_FILES, STATE
+from ctx.storage.files import atomic_write, sweep_temporaries
+from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
 from ctxgit.gitfiles.objects import blob_id
 from ctxgit.gitfiles.objects import encode as _sha
 from ctxgit.gitfiles.objects import tree_bytes as _tree_bytes
@@ -66,6 +66,7 @@ def recover(root: Path) -> list[str]:
     began (an operator's git that took a lock just then is the one case left).
     """
     git = root / ".git"
+    sweep_temporaries(git / DIR)  # a counter's or marker's temporary a killed ctx left
     removed = []
     for name in LOCKS:
         try:

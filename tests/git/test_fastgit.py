@@ -168,3 +168,20 @@ def test_a_lock_moved_into_place_gets_the_mode_of_the_file_it_replaces(tmp_path)
     fd = fastgit._make_lock(lock)
     assert not fastgit._commit_lock(fd, lock, ref, b"newer\n", before_rename=lambda: False)
     assert ref.read_text() == "new\n" and not lock.exists()
+
+
+def test_a_commit_removes_the_temporaries_a_killed_one_left_in_git_ctx(root, run):
+    """The counters and markers under .git/ctx are replaced through a temporary: one that a
+    killed ctx left is removed by the next commit once it is older than a write could be."""
+    import time
+
+    from ctx.storage.files import STALE_TEMPORARY
+    assert run("set", "a", "one", author="A").exit_code == 0
+    state = root / ".git" / "ctx"
+    old, young = state / ".since-lag.abcdef012345.tmp", state / ".loose-bytes.0123456789ab.tmp"
+    for path in (old, young):
+        path.write_bytes(b"3")
+    past = time.time() - 2 * STALE_TEMPORARY
+    os.utime(old, (past, past))
+    assert run("set", "a", "two", author="A").exit_code == 0
+    assert not old.exists() and young.exists()
