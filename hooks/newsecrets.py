@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 from ctx.credentials import Finding, scan
 from ctx.errors import CredentialRefused
+from ctx.model import value_text  # what a field is scanned as: a string itself, else its compact JSON
 
 ENTRY_FIELDS = ("value", "derivation", "status_note")
 
@@ -61,14 +62,6 @@ class Hit:
 def is_store_path(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     return len(parts) >= 2 and parts[-2] == "memory" and parts[-1].endswith(".json")
-
-
-def value_text(value: object) -> str:
-    """What a field is scanned as: a string itself, anything else its compact JSON."""
-    if isinstance(value, str):
-        return value
-    import json
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def entry_findings(key: str, entry: Any, with_key: bool = False) -> list[tuple[str, Finding]]:

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ctx.credentials import scan
+from ctx.model import value_text
 from ctx.storage.textlayout import entry_line
-from hooks.newsecrets import Hit, entry_findings, is_store_path, value_text
+from hooks.newsecrets import Hit, entry_findings, is_store_path
 from hooks.unsafe_paths import forbidden
 
 __all__ = ["Hit", "is_store_path", "scan_file", "scan_lines", "scan_store_text", "scan_text"]
