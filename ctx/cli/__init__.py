@@ -35,12 +35,7 @@ def console() -> None:
         import sys
         if sys.getprofile() is not None or sys.gettrace() is not None:
             raise
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            raise done from None
-        atexit._run_exitfuncs()
+        atexit._run_exitfuncs()  # (then cleared: the ordinary exit below would not run them again)
         try:
             sys.stdout.flush()
             sys.stderr.flush()
