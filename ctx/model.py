@@ -78,7 +78,7 @@ def parse_ts(text: str) -> datetime:
         try:
             return datetime.fromisoformat(text[:19] + "+00:00")
         except ValueError:
-            raise InvalidArgument(f"not an RFC 3339 timestamp or YYYY-MM-DD date: {text!r}") from None
+            pass  # (a day or an hour out of range: the general rule says so)
     return _parse_any_ts(text)
 
 
