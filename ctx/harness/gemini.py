@@ -35,9 +35,9 @@ class Gemini(Harness):
     name = "gemini"
     agent = "Gemini"
 
-    def folder(self, project: bool) -> Path:
-        """Where settings.json lives, which holds both sides: the hook and the MCP entry."""
-        return (Path.cwd() if project else home()) / ".gemini"
+    def settings_path(self, project: bool) -> Path:
+        """settings.json, which holds both sides: the hook and the MCP entry."""
+        return (Path.cwd() if project else home()) / ".gemini" / "settings.json"
 
     budget = Budget(16000, "ctx's choice, about 4,000 tokens: Gemini CLI passes a hook's context and a command's "
                            "output whole far beyond this")
@@ -54,7 +54,7 @@ class Gemini(Harness):
         assert self.budget is not None
         hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget.chars)
         context_file = Path.cwd() / "GEMINI.md" if wiring.project else home() / ".gemini" / "GEMINI.md"
-        return [Edit(self.folder(wiring.project) / "settings.json", lambda before: with_hook(before or "", hook)),
+        return [Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook)),
                 Edit(context_file, lambda before: (with_block(before or "", block), []))], []
 
     mcp_help = '~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)'
@@ -63,7 +63,7 @@ class Gemini(Harness):
                   "entry's env")
 
     def mcp_path(self, project: bool) -> Path:
-        return self.folder(project) / "settings.json"
+        return self.settings_path(project)
 
     def mcp_entry(self, wiring: Wiring) -> dict[str, Any]:
         entry = super().mcp_entry(wiring)
