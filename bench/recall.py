@@ -187,7 +187,7 @@ def timed(args: list[str], env: dict[str, str]) -> float:
 
 
 def index_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in state_dir(root).glob(index.FILE + "*"))
+    return sum(p.stat().st_size for p in Path(state_dir(root)).glob(index.FILE + "*"))
 
 
 def cost_rows(n: int, runs: int, calls: int) -> list[tuple[str, str, str, str]]:

@@ -227,7 +227,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
         _for_you(ctx, brief, since, printed)
     _due(ctx, brief, usable, now, printed)
 
-    summary = newest_summary(ctx.root)
+    summary = newest_summary(ctx.where)
     if summary is not None:
         limit, bound = OPEN
         items = open_items(summary.read())

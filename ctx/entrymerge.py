@@ -172,7 +172,7 @@ def parse(data: bytes | None, path: str, side: str = "one side") -> dict[str, An
     if data is None:
         return None
     try:
-        parsed = parse_store(Path(path).stem, Path(path), data).data
+        parsed = parse_store(Path(path).stem, str(path), data).data
     except StoreError as exc:
         raise Conflict(f"{path} from {side}: {exc}; ctx will not merge it") from None
     if parsed.get("version") != FORMAT_VERSION:

@@ -8,14 +8,14 @@ the field rules pure makes each MUST of §3/§4 testable on plain dicts.
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC, datetime  # (sqlite3 imports it too: every read through the index has it)
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    import re
     from typing import Any
-# json (~3.5 ms) and unicodedata (~1 ms) are imported where used: `ctx get` of a text
-# value through the index needs neither
+# re (~5 ms, with enum and functools), json (~3.5 ms) and unicodedata (~1 ms) are imported
+# where used: `ctx get` of a text value through the index needs none of them
 
 from ctx.errors import InvalidArgument
 
@@ -34,7 +34,6 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # compiled on first use (``_rx``): `ctx get` compiles none of them
 _DATE = r"(\d{4})-(\d{2})-(\d{2})"
 _RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?"
-_AMENDED_PREFIX = r"(?s)\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n"
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -53,6 +52,7 @@ def _rx(pattern: str) -> re.Pattern[str]:
     """``pattern`` compiled, once."""
     found = _PATTERNS.get(pattern)
     if found is None:
+        import re
         found = _PATTERNS[pattern] = re.compile(pattern)
     return found
 
@@ -224,12 +224,16 @@ def value_text(value: Any) -> str:
 
 
 def strip_amend_notes(text: str) -> str:
-    """Remove the leading ``[Amended …]`` notes that amend stacked on a value."""
-    while text.startswith("[Amended "):  # (the expression is compiled only for a note)
-        match = _rx(_AMENDED_PREFIX).match(text)
-        if not match:
-            return text
-        text = text[match.end():]
+    """Remove the leading ``[Amended YYYY-MM-DD: …]`` notes (each up to the first "]" that
+    ends a line) that amend stacked on a value."""
+    while text.startswith("[Amended ") and text[19:21] == ": ":
+        date = text[9:19]
+        if not (date[4] + date[7] == "--" and (date[:4] + date[5:7] + date[8:]).isdecimal()):
+            break
+        end = text.find("]\n", 21)
+        if end < 0:
+            break
+        text = text[end + 2:]
     return text
 
 

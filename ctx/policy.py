@@ -9,17 +9,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from typing import Any
+
+    from ctx.storage.files import StrPath
 
 from ctx import model
 from ctx.errors import CredentialRefused, InvalidArgument
 
 
-def check_store_policy(root: Path, store: str, author: str | None, source: str | None) -> None:
+def check_store_policy(root: StrPath, store: str, author: str | None, source: str | None) -> None:
     """Refuse an agent's write to the ``operator`` store without source ``operator``,
     when ``enforce-stores`` is on (§3.1).
 

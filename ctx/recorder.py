@@ -11,10 +11,9 @@ protocol; ``ctxgit.recorder.GitRecorder`` implements it with git, and
 
 from __future__ import annotations
 
-from pathlib import Path
-
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Protocol
 
     from ctx.changes import Change

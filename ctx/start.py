@@ -15,7 +15,10 @@ this way the agent gets the most important part whole.
 
 from __future__ import annotations
 
+import os
+
 from ctx.brief import DEFAULT_CHANGES, DEFAULT_DAYS, Section, brief_sections, build_brief
+from ctx.storage.files import read_text
 from ctx.storage.root import RULES_NAME
 from ctx.summaries import newest_summary, open_section
 
@@ -37,16 +40,16 @@ def _verbatim(text: str) -> str:
 def rules_section(ctx: Context) -> Section:
     head = f"=== RULES ({RULES_NAME}) ===\n"
     try:
-        text = (ctx.root / RULES_NAME).read_text(encoding="utf-8", errors="replace")
+        text = read_text(os.path.join(ctx.where, RULES_NAME), errors="replace")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
-        text = f"(no {RULES_NAME} in {ctx.root}: run `ctx init` to create the context)\n"
+        text = f"(no {RULES_NAME} in {ctx.where}: run `ctx init` to create the context)\n"
     return Section("rules", head, [_verbatim(text)], FULL, always=True)
 
 
 def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
     """The newest summary: whole and verbatim; with a budget, its Open section first, then
     the rest of it."""
-    summary = newest_summary(ctx.root)
+    summary = newest_summary(ctx.where)
     if summary is None:
         return [Section("summary", "\n=== SESSION SUMMARY ===\n",
                         ["(no session summary yet: end this session with one in sessions/, see RULES.md)\n"],

@@ -3,22 +3,42 @@ writing and reading them (``ctx summary``)."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+import os
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from typing import Any
 
+    from ctx.storage.files import StrPath
+
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound
 
-SUMMARY_NAME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([b-z]|z+[a-z])?_session\.md")
+# (string methods, not expressions, and str paths: the brief reaches here, and re and pathlib
+# would cost it ~8 ms of imports at every start)
+
+SUMMARY_SUFFIX = "_session.md"
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def is_summary_name(name: str) -> bool:
+    """Whether ``name`` is a summary's file name (§7): ``YYYY-MM-DD`` (ASCII digits), then
+    nothing, a letter b-z, or one or more z and a letter, then ``_session.md``."""
+    if not name.endswith(SUMMARY_SUFFIX):
+        return False
+    stem = name[:-len(SUMMARY_SUFFIX)]
+    digits = stem[:4] + stem[5:7] + stem[8:10]
+    if len(stem) < 10 or stem[4] + stem[7] != "--" or not (digits.isascii() and digits.isdigit()):
+        return False
+    suffix = stem[10:]
+    if len(suffix) <= 1:
+        return suffix == "" or suffix in _LETTERS[1:]
+    return suffix[:-1] == "z" * (len(suffix) - 1) and suffix[-1] in _LETTERS
 
 
 class Summary:
     __slots__ = ("name", "path")
 
-    def __init__(self, name: str, path: Path) -> None:
+    def __init__(self, name: str, path: str) -> None:
         self.name, self.path = name, path
 
     def __repr__(self) -> str:
@@ -29,21 +49,23 @@ class Summary:
         return f"sessions/{self.name}"
 
     def read(self) -> str:
-        return self.path.read_text(encoding="utf-8", errors="replace")
+        with open(self.path, encoding="utf-8", errors="replace") as text:
+            return text.read()
 
 
-def list_summaries(root: Path) -> list[Summary]:
+def list_summaries(root: StrPath) -> list[Summary]:
     """Every file in ``sessions/`` named as a summary, oldest first (byte order)."""
-    directory = root / "sessions"
+    directory = os.path.join(root, "sessions")
     try:
-        names = [p.name for p in directory.iterdir() if SUMMARY_NAME.fullmatch(p.name) and p.is_file()]
+        with os.scandir(directory) as found:
+            names = [e.name for e in found if is_summary_name(e.name) and e.is_file()]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names.sort(key=lambda n: n.encode("utf-8"))
-    return [Summary(n, directory / n) for n in names]
+    return [Summary(n, os.path.join(directory, n)) for n in names]
 
 
-def newest_summary(root: Path) -> Summary | None:
+def newest_summary(root: StrPath) -> Summary | None:
     """The last summary file name in byte order (the C locale), or None."""
     summaries = list_summaries(root)
     return summaries[-1] if summaries else None
@@ -94,7 +116,7 @@ def suffix_sequence():
         depth += 1
 
 
-def next_summary_name(root: Path, date: str) -> str:
+def next_summary_name(root: StrPath, date: str) -> str:
     """The name the next summary of ``date`` (YYYY-MM-DD) takes.
 
     It follows the newest of that day, even past a gap, so that the newest
@@ -115,8 +137,7 @@ def next_summary_name(root: Path, date: str) -> str:
 
 OPEN_ITEM_LIMIT = 150
 SECTIONS = ("Done", "Decisions", "Open", "Commits")
-_AGENT_LINE = re.compile(r"\*\*Agent:\*\*\s*(.*?)\s*(?:·|$)", re.M)
-_OPEN_HEADING = re.compile(r"^## open\s*$", re.M | re.I)
+_AGENT_LINE = r"(?m)\*\*Agent:\*\*\s*(.*?)\s*(?:·|$)"
 
 SECTION_HINTS = {
     "Done": "- What was built, found or decided, each with the ctx keys that hold it.",
@@ -156,7 +177,7 @@ def compose(body: str, day: str, agent: str | None, focus: str | None) -> str:
 
 def check(text: str, force: bool = False) -> None:
     """The checks of §7 and §11: Open section, item length, no credential."""
-    if not _OPEN_HEADING.search(text):
+    if open_section(text) is None:
         raise InvalidArgument("the summary has no '## Open' section; §7 requires one "
                               "(list each open item as a '- ' bullet, or '- None')")
     for item in open_items(text):
@@ -209,36 +230,37 @@ class SummaryInfo:
 
     __slots__ = ("name", "path", "agent", "open")
 
-    def __init__(self, name: str, path: Path, agent: str | None, open: int) -> None:
+    def __init__(self, name: str, path: str, agent: str | None, open: int) -> None:
         self.name, self.path, self.agent, self.open = name, path, agent, open
 
     def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "path": str(self.path), "date": self.name[:10],
+        return {"name": self.name, "path": self.path, "date": self.name[:10],
                 "agent": self.agent, "open": self.open}
 
 
 def info(summary: Summary) -> SummaryInfo:
     """A summary's agent and number of open items, read from its text."""
+    import re
     text = summary.read()
-    match = _AGENT_LINE.search(text)
+    match = re.search(_AGENT_LINE, text)
     return SummaryInfo(summary.name, summary.path, match.group(1) if match else None,
                        len(open_items(text)))
 
 
-def summaries(root: Path) -> list[SummaryInfo]:
+def summaries(root: StrPath) -> list[SummaryInfo]:
     """Every summary, oldest first (byte order of the names, §7)."""
     return [info(s) for s in list_summaries(root)]
 
 
-def find_summary(root: Path, name: str | None = None) -> Summary:
+def find_summary(root: StrPath, name: str | None = None) -> Summary:
     """The summary named NAME (with or without ``_session.md``), or the newest."""
     found = list_summaries(root)
     if name is None:
         if not found:
-            raise NotFound(f"no session summary in {root / 'sessions'}")
+            raise NotFound(f"no session summary in {os.path.join(root, 'sessions')}")
         return found[-1]
     wanted = name if name.endswith(".md") else f"{name}_session.md"
     for summary in found:
         if summary.name in (name, wanted):
             return summary
-    raise NotFound(f"no session summary {name!r} in {root / 'sessions'} (`ctx summary list`)")
+    raise NotFound(f"no session summary {name!r} in {os.path.join(root, 'sessions')} (`ctx summary list`)")

@@ -10,7 +10,7 @@ written is put back as it was. ``Context.transact`` is its door.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ctx.changes import Edit, Outcome
     from ctx.recorder import Recorder
     from ctx.storage.cache import ReadCache
+    from ctx.storage.files import StrPath
     from ctx.storage.index import Index
 
 from ctx import model, phases
@@ -36,7 +37,7 @@ from ctx.storage.lock import context_lock
 from ctx.storage.root import ensure_layout
 
 
-def transact(root: Path, author: str | None, recorder: Recorder, cache: ReadCache, operation: str,
+def transact(root: StrPath, author: str | None, recorder: Recorder, cache: ReadCache, operation: str,
              names: list[str], mutate: Callable[[dict[str, StoreFile]], list[Edit] | Outcome], *,
              forced: bool = False, subject: str | None = None,
              trailers: list[tuple[str, str]] | None = None) -> list[Edit]:
@@ -44,7 +45,7 @@ def transact(root: Path, author: str | None, recorder: Recorder, cache: ReadCach
     says what it may do), as ``author``, recorded by ``recorder``; ``cache``'s index is kept
     in step. The root and memory/ exist already (the lock file is in memory/)."""
     with context_lock(root):
-        sweep_temporaries(root / "memory")  # what a killed write left (it holds the lock no more)
+        sweep_temporaries(os.path.join(root, "memory"))  # what a killed write left (it holds the lock no more)
         recorder.prepare()
         index = cache.for_write()
         phases.lap("prepare")
@@ -54,7 +55,7 @@ def transact(root: Path, author: str | None, recorder: Recorder, cache: ReadCach
             cache.release(index)
 
 
-def _locked(root: Path, author: str | None, recorder: Recorder, operation: str, names: list[str], mutate,
+def _locked(root: StrPath, author: str | None, recorder: Recorder, operation: str, names: list[str], mutate,
             index: Index | None, forced: bool, subject: str | None,
             trailers: list[tuple[str, str]] | None) -> list[Edit]:
     """``transact`` under the lock, the recorder prepared."""
@@ -73,7 +74,7 @@ def _locked(root: Path, author: str | None, recorder: Recorder, operation: str, 
         return []
     created = ensure_layout(root).created
     changed = list(dict.fromkeys(e.store for e in edits))
-    written: list[tuple[Path, bytes | None]] = []
+    written: list[tuple[str, bytes | None]] = []
     try:
         stamp = model.now()
         for name in changed:
@@ -111,7 +112,7 @@ def _locked(root: Path, author: str | None, recorder: Recorder, operation: str, 
     return edits
 
 
-def _read_for_write(root: Path, index: Index | None, name: str) -> StoreFile:
+def _read_for_write(root: StrPath, index: Index | None, name: str) -> StoreFile:
     """A store as a write reads it. When the index describes the file on disk (parsed
     and checked when indexed, or written by ctx since), its entries are not parsed:
     the write reads and splices only the entries it changes (``files.read_known``).
@@ -148,32 +149,41 @@ def _index_writes(index: Index | None, stores: dict[str, StoreFile], changed: li
         pass
 
 
-def _write_file(root: Path, rel: str, content: bytes | None) -> tuple[Path, bytes | None]:
+def _write_file(root: StrPath, rel: str, content: bytes | None) -> tuple[str, bytes | None]:
     """Write (or with None, remove) one file of the root atomically; returns its old state."""
-    path = root / rel
-    if path.is_symlink():
+    path = os.path.join(root, rel)
+    if os.path.islink(path):
         raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
-    if not path.resolve().is_relative_to(root.resolve()):
+    inside = os.path.realpath(root)
+    if os.path.commonpath([os.path.realpath(path), inside]) != inside:
         raise InvalidArgument(f"{rel}: outside the context root")
     try:
-        old: bytes | None = path.read_bytes()
+        with open(path, "rb") as handle:
+            old: bytes | None = handle.read()
     except FileNotFoundError:
         old = None
     if content is None:
-        path.unlink(missing_ok=True)
+        _remove(path)
     else:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         atomic_write(path, content)
     return path, old
 
 
-def _restore(written: list[tuple[Path, bytes | None]]) -> None:
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _restore(written: list[tuple[str, bytes | None]]) -> None:
     """Put back files a failed write had replaced; never mask the original error."""
     for path, old in reversed(written):
         try:
             if old is not None:
                 atomic_write(path, old)
             else:
-                path.unlink(missing_ok=True)
+                _remove(path)
         except OSError:
             pass

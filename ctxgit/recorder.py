@@ -119,7 +119,7 @@ def broken_store(root: Path, path: str) -> bool:
     if not (root / path).exists():
         return False  # a deletion outside ctx is committed as found
     try:
-        parse_store(path[7:-5], root / path, (root / path).read_bytes())
+        parse_store(path[7:-5], str(root / path), (root / path).read_bytes())
     except (StoreError, OSError):
         return True
     return False

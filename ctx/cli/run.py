@@ -198,12 +198,12 @@ def invoke(command: Command, values: dict[str, Any], run: Run | None = None) -> 
         return int(exit_status_for(error))
     except OSError as error:
         run.err(os_error_line(error))
-        return int(ExitStatus.FAILED)
+        return ExitStatus.FAILED
     except KeyboardInterrupt:
         run.err(INTERRUPTED_LINE)
-        return int(ExitStatus.INTERRUPTED)
+        return ExitStatus.INTERRUPTED
     except Exception as error:  # a bug: one line, a distinct status; CTX_DEBUG=1 for the trace
         if flag("CTX_DEBUG"):
             raise
         run.err(internal_error_line(error))
-        return int(ExitStatus.FAILED)
+        return ExitStatus.FAILED

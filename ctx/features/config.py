@@ -32,7 +32,7 @@ Keys:
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ctx.errors import InvalidArgument, StoreError
 
@@ -40,6 +40,8 @@ TYPE_CHECKING = False  # dataclasses and typing cost ~20 ms; ctx start reads thi
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from ctx.storage.files import StrPath
 
 CONFIG_NAME = "config.json"
 MACHINE_FILE = "machine.json"  # in the state folder (ctxgit/gitfiles/layout.py's MACHINE names it for git)
@@ -113,20 +115,21 @@ def _key(name: str) -> Key:
                               f"{', '.join(KEYS)}") from None
 
 
-def config_path(root: Path, state: Path | None, machine: bool = False) -> Path | None:
+def config_path(root: StrPath, state: StrPath | None, machine: bool = False) -> str | None:
     """The context's file (``root/config.json``), or with ``machine`` this machine's
     (in the state folder ``state``; None when there is no state folder)."""
     if not machine:
-        return Path(root) / CONFIG_NAME
-    return Path(state) / MACHINE_FILE if state is not None else None
+        return os.path.join(root, CONFIG_NAME)
+    return os.path.join(state, MACHINE_FILE) if state is not None else None
 
 
-def read_config(path: Path | None) -> dict[str, Any]:
+def read_config(path: StrPath | None) -> dict[str, Any]:
     """The whole configuration object in the file ``path`` ({} when there is none)."""
     if path is None:
         return {}
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except (FileNotFoundError, NotADirectoryError):
         return {}
     import json  # only when there is a file: ctx start reads this module at every session
@@ -140,7 +143,7 @@ def read_config(path: Path | None) -> dict[str, Any]:
     return data
 
 
-def get_value(root: Path, name: str, state: Path | None) -> Any:
+def get_value(root: StrPath, name: str, state: StrPath | None) -> Any:
     """A key's value, or its default when unset; a malformed value is an error.
     ``state``: the root's state folder, where a machine key is kept (``Context.state``)."""
     key = _key(name)
@@ -154,7 +157,7 @@ def get_value(root: Path, name: str, state: Path | None) -> Any:
     return value
 
 
-def all_values(root: Path, state: Path | None) -> dict[str, Any]:
+def all_values(root: StrPath, state: StrPath | None) -> dict[str, Any]:
     return {name: get_value(root, name, state) for name in KEYS}
 
 
@@ -190,22 +193,22 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     return value, changed[0]
 
 
-def _set_machine_value(root: Path, state: Path | None, name: str, value: Any) -> tuple[Any, bool]:
+def _set_machine_value(root: StrPath, state: StrPath | None, name: str, value: Any) -> tuple[Any, bool]:
     """A per-machine key: written atomically under the context lock, never committed.
     The state folder is made when missing, its parent (the repository) never."""
     from ctx.storage.files import atomic_write
     from ctx.storage.lock import context_lock
     path = config_path(root, state, machine=True)
-    if path is None or not path.parent.parent.is_dir():
+    if path is None or not os.path.isdir(os.path.dirname(os.path.dirname(os.path.abspath(path)))):
         where = f" ({path})" if path is not None else ""
         raise InvalidArgument(f"{name} is kept per machine in the context's repository{where}, "
                               f"and {root} has none yet: write something first (or unset CTX_NO_GIT)")
-    with context_lock(Path(root)):
+    with context_lock(root):
         data = read_config(path)
         if name in data and data[name] == value:
             return value, False
         data[name] = value
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         atomic_write(path, _json_file(data))
     return value, True
 

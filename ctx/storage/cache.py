@@ -9,11 +9,9 @@ the index only when it is fresh, write nothing: ``start``) or "off".
 
 from __future__ import annotations
 
-from pathlib import Path
-
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from ctx.storage.files import StoreFile
+    from ctx.storage.files import StoreFile, StrPath
     from ctx.storage.index import Index
 
 from ctx.storage.files import parse_store, store_path
@@ -23,7 +21,7 @@ from ctx.storage.root import check_root
 class ReadCache:
     """The read index of ``root``, kept in the state folder ``state`` (None: no index)."""
 
-    def __init__(self, root: Path, state: Path | None, mode: str) -> None:
+    def __init__(self, root: StrPath, state: StrPath | None, mode: str) -> None:
         self.root, self.state, self.mode = root, state, mode
         self._index: Index | None = None
         self._opened = False

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from os import PathLike
     from typing import Any
+
+    StrPath = str | PathLike[str]  # a path as callers hold it: here, always made a str (no pathlib:
+    # with the urllib.parse, ipaddress and re it imports, ~4 ms at every start, for no read's need)
 
 
 from ctx.errors import ContextRootError, StoreError
@@ -47,7 +50,7 @@ class StoreFile:
     __slots__ = ("name", "path", "_data", "exists", "raw", "identity", "incomplete", "known", "_count",
                  "_pending")
 
-    def __init__(self, name: str, path: Path, data: dict[str, Any], exists: bool,
+    def __init__(self, name: str, path: str, data: dict[str, Any], exists: bool,
                  raw: bytes = b"", identity: Identity | None = None,
                  incomplete: tuple[tuple[str, str], ...] = (),
                  known: Callable[[str], Entry | None] | None = None, count: int = 0) -> None:
@@ -120,15 +123,21 @@ class StoreFile:
         return self.top.get("version") == FORMAT_VERSION and self.top.get("type") == self.name
 
 
-def store_path(root: Path, name: str) -> Path:
-    return root / "memory" / f"{name}.json"
+def store_path(root: StrPath, name: str) -> str:
+    return os.path.join(root, "memory", f"{name}.json")
+
+
+def read_text(path: StrPath, errors: str = "strict") -> str:
+    """A small file's text (UTF-8, newlines as ``Path.read_text`` gives them), without pathlib."""
+    with open(path, encoding="utf-8", errors=errors) as handle:
+        return handle.read()
 
 
 def identity_of(st: os.stat_result) -> Identity:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def read_raw(path: Path) -> tuple[bytes, Identity] | None:
+def read_raw(path: StrPath) -> tuple[bytes, Identity] | None:
     """A file's bytes and the identity of exactly those bytes; None when missing.
 
     The identity is taken from the open file before and after reading, so a
@@ -163,7 +172,7 @@ def read_raw(path: Path) -> tuple[bytes, Identity] | None:
     raise StoreError(f"{path}: kept changing while being read")
 
 
-def parse_store(name: str, path: Path, raw: bytes, identity: Identity | None = None,
+def parse_store(name: str, path: str, raw: bytes, identity: Identity | None = None,
                 checked: bool = False) -> StoreFile:
     """Parse a store file's bytes, or raise ``StoreError`` saying what is wrong.
 
@@ -239,12 +248,12 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
     return None
 
 
-def empty_store(name: str, path: Path) -> StoreFile:
+def empty_store(name: str, path: str) -> StoreFile:
     data: dict[str, Any] = {"type": name, "version": FORMAT_VERSION, "last_updated": None, "entries": {}}
     return StoreFile(name, path, data, False)
 
 
-def read_store(root: Path, name: str, checked: bool = False) -> StoreFile:
+def read_store(root: StrPath, name: str, checked: bool = False) -> StoreFile:
     """Read one store; a missing file is an empty store (§8.2)."""
     path = store_path(root, name)
     found = read_raw(path)
@@ -253,7 +262,7 @@ def read_store(root: Path, name: str, checked: bool = False) -> StoreFile:
     return parse_store(name, path, *found, checked=checked)
 
 
-def read_known(root: Path, name: str,
+def read_known(root: StrPath, name: str,
                described: Callable[[Identity, bytes], tuple[int, tuple, tuple[int, int] | None] | None],
                known: Callable[[str], Entry | None]) -> StoreFile:
     """Read one store for a write without parsing its entries, when a full parse of
@@ -288,7 +297,7 @@ def check_writable(store: StoreFile) -> None:
     if kind != store.name:
         raise StoreError(f"{store.path}: 'type' is {kind!r}, not {store.name!r}; "
                          "ctx will not write it")
-    if store.path.is_symlink():
+    if os.path.islink(store.path):
         raise StoreError(f"{store.path}: is a symbolic link; ctx never writes through a link")
     if store.incomplete:
         raise StoreError(incomplete_message(store))
@@ -305,7 +314,7 @@ def incomplete_message(store: StoreFile) -> str:
 STALE_TEMPORARY = 600.0  # seconds: a write renames its temporary within milliseconds
 
 
-def sweep_temporaries(directory: Path, older_than: float = STALE_TEMPORARY) -> list[str]:
+def sweep_temporaries(directory: StrPath, older_than: float = STALE_TEMPORARY) -> list[str]:
     """Remove what ``atomic_write`` left in ``directory`` when a ctx was killed between
     writing a temporary and renaming it (a store file's is as large as the store): only
     names of its making (``.NAME.<12 hex>.tmp``), only files older than ``older_than``
@@ -338,7 +347,7 @@ def _temporary_name(name: str) -> bool:
     return len(token) == 12 and all(c in "0123456789abcdef" for c in token)
 
 
-def _temporary(directory: Path, name: str) -> tuple[int, str]:
+def _temporary(directory: str, name: str) -> tuple[int, str]:
     """A new, uniquely named file beside the target, open for writing (mode 0600)."""
     for _ in range(100):
         tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}{TMP_SUFFIX}")
@@ -349,7 +358,7 @@ def _temporary(directory: Path, name: str) -> tuple[int, str]:
     raise StoreError(f"cannot create a temporary file in {directory}")
 
 
-def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable: bool = True,
+def atomic_write(path: StrPath, content: bytes, *, mode: int | None = None, durable: bool = True,
                  create_only: bool = False) -> Identity:
     """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3). The one
     way ctx replaces a file, whatever the file.
@@ -360,10 +369,12 @@ def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable
     there (FileExistsError), for a file ctx only makes when it is missing. Returns the
     new file's identity (size, mtime, inode).
     """
-    directory = path.parent
-    if directory.is_symlink():
+    path = os.fspath(path)
+    directory, name = os.path.split(path)
+    directory = directory or os.curdir
+    if os.path.islink(directory):
         raise StoreError(f"{directory}: is a symbolic link; ctx never writes through a link")
-    fd, tmp = _temporary(directory, path.name)
+    fd, tmp = _temporary(directory, name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
@@ -388,7 +399,7 @@ def atomic_write(path: Path, content: bytes, *, mode: int | None = None, durable
     return identity
 
 
-def _create(tmp: str, path: Path) -> None:
+def _create(tmp: str, path: str) -> None:
     """Put the whole ``tmp`` in place as ``path`` only when there is no ``path``: a hard
     link (FileExistsError when one is there), then the temporary removed. Where the file
     system has no hard links, the name is taken first and the content renamed over it."""
@@ -406,7 +417,7 @@ def _create(tmp: str, path: Path) -> None:
         pass  # the file is in place; a temporary left beside it is only litter
 
 
-def _fsync_dir(directory: Path) -> None:
+def _fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -464,12 +475,12 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
     return content
 
 
-def ensure_private_dir(path: Path) -> None:
+def ensure_private_dir(path: StrPath) -> None:
     """Create a directory with mode 0700 (§11); refuse a file or a link in its place."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        os.makedirs(path, mode=DIR_MODE, exist_ok=True)
         return
     if stat.S_ISLNK(st.st_mode):
         raise ContextRootError(f"{path}: is a symbolic link; ctx never writes through a link")

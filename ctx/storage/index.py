@@ -27,12 +27,13 @@ import os
 import sqlite3
 import time
 import zlib
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
+
+    from ctx.storage.files import StrPath
 
 from ctx import model
 from ctx.storage import indextables
@@ -47,22 +48,33 @@ SEP = "\x1f"
 COMMON = 0.125
 COMMON_FROM = 64
 
-def index_path(state: Path) -> Path:
+def index_path(state: StrPath) -> str:
     """The index file in the state folder ``state`` (``Context.state``)."""
-    return state / FILE
+    return os.path.join(state, FILE)
 
 
-def drop(state: Path | None) -> bool:
+def drop(state: StrPath | None) -> bool:
     """Remove the index (``ctx reindex``); the next read rebuilds it. True if there was one."""
     if state is None:
         return False
     found = False
     for suffix in ("", "-journal", "-wal", "-shm"):
-        path = index_path(state).with_name(FILE + suffix)
-        if path.exists():
-            path.unlink()
+        try:
+            os.unlink(index_path(state) + suffix)
             found = True
+        except FileNotFoundError:
+            pass
     return found
+
+
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def file_uri(path: StrPath) -> str:
+    """``path`` as a ``file:`` URI (what SQLite opens with ``?mode=ro``): every byte but the
+    unreserved ones escaped, as ``Path.as_uri`` does, without pathlib."""
+    raw = os.fsencode(os.path.abspath(path))
+    return "file://" + "".join(chr(b) if b in _URI_SAFE else f"%{b:02X}" for b in raw)
 
 
 def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
@@ -119,25 +131,26 @@ class Where:
 class Index:
     """The index of one context root. ``Index.open`` returns None when there is none."""
 
-    def __init__(self, root: Path, db: sqlite3.Connection, writable: bool) -> None:
+    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool) -> None:
         self.root, self.db, self.writable = root, db, writable
         self._fresh: set[str] = set()
 
     @classmethod
-    def open(cls, root: Path, state: Path | None, writable: bool, create: bool = True) -> Index | None:
+    def open(cls, root: StrPath, state: StrPath | None, writable: bool, create: bool = True) -> Index | None:
         """The index of ``root``'s stores kept in the state folder ``state``. The folder is
         made when missing, its parent never (it exists once the root has a repository)."""
         if state is None:
             return None
         path = index_path(state)
         try:
-            if not path.exists():
-                if not writable or not create or not state.parent.is_dir():
+            if not os.path.exists(path):
+                if not writable or not create or not os.path.isdir(os.path.dirname(os.path.abspath(state))):
                     return None
-                state.mkdir(mode=0o700, exist_ok=True)
-                for old in path.parent.glob(indextables.OLD_FILES):  # the indexes before it
-                    old.unlink()
-            uri = path.as_uri() + ("" if writable else "?mode=ro")
+                os.makedirs(state, mode=0o700, exist_ok=True)
+                import glob
+                for old in glob.glob(os.path.join(glob.escape(os.fspath(state)), indextables.OLD_FILES)):
+                    os.unlink(old)  # the indexes before it
+            uri = file_uri(path) + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
                                  check_same_thread=False)
             if writable:
@@ -149,7 +162,7 @@ class Index:
             return None
 
     @classmethod
-    def memory(cls, root: Path, stores: dict[str, dict[str, dict]]) -> Index:
+    def memory(cls, root: StrPath, stores: dict[str, dict[str, dict]]) -> Index:
         """An index of ``stores`` in memory, for a search that needs SQL where no index can be kept."""
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         indextables.create(db, indextables.ENTRIES)

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ctx.errors import ContextRootError
 from ctx.storage.files import DIR_MODE, atomic_write, ensure_private_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 RULES_NAME = "RULES.md"
 
@@ -30,9 +34,9 @@ RULES_TEMPLATE = """\
 """
 
 
-def check_root(root: Path) -> None:
+def check_root(root: StrPath) -> None:
     """Raise a clear error when the root exists but cannot be a context root."""
-    if root.exists() and not root.is_dir():
+    if os.path.exists(root) and not os.path.isdir(root):
         raise ContextRootError(f"context root {root} is a file, not a directory "
                                "(check CTX_HOME)")
 
@@ -42,27 +46,27 @@ class LayoutReport:
 
     __slots__ = ("root", "created", "existed")
 
-    def __init__(self, root: Path, created: list[str] | None = None, existed: bool = True) -> None:
+    def __init__(self, root: StrPath, created: list[str] | None = None, existed: bool = True) -> None:
         self.root, self.created, self.existed = root, created or [], existed
 
 
-def ensure_layout(root: Path, memory_only: bool = False) -> LayoutReport:
+def ensure_layout(root: StrPath, memory_only: bool = False) -> LayoutReport:
     """Create what is missing of §8.1's layout; never overwrite anything.
 
     The root and its directories get mode 0700, RULES.md gets 0600 (§11).
     ``memory_only`` stops after ``memory/``, where the lock file lives.
     """
     check_root(root)
-    report = LayoutReport(root=root, existed=root.exists())
+    report = LayoutReport(root=root, existed=os.path.exists(root))
     if not report.existed:
         try:
-            root.mkdir(mode=DIR_MODE, parents=True)
+            os.makedirs(root, mode=DIR_MODE)
         except OSError as exc:
             raise ContextRootError(f"cannot create the context root {root}: {exc.strerror}") from None
         report.created.append(str(root))
     for name in ("memory",) if memory_only else ("memory", "sessions"):
-        path = root / name
-        if not path.exists():
+        path = os.path.join(root, name)
+        if not os.path.exists(path):
             try:
                 ensure_private_dir(path)
             except OSError as exc:
@@ -70,12 +74,13 @@ def ensure_layout(root: Path, memory_only: bool = False) -> LayoutReport:
             report.created.append(f"{name}/")
         else:
             ensure_private_dir(path)
-    rules = root / RULES_NAME
+    rules = os.path.join(root, RULES_NAME)
     if memory_only:
         return report
-    if not rules.exists() and not rules.is_symlink():
+    if not os.path.lexists(rules):
         try:  # whole or not at all (a RULES.md cut short would be kept and committed as it is)
-            atomic_write(root.resolve() / RULES_NAME, RULES_TEMPLATE.encode("utf-8"), create_only=True)
+            atomic_write(os.path.join(os.path.realpath(root), RULES_NAME), RULES_TEMPLATE.encode("utf-8"),
+                         create_only=True)
         except FileExistsError:
             pass
         except OSError as exc:

@@ -18,16 +18,21 @@ when the upstream is set and names a remote (``Upstream.is_set``).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
+from ctx.storage.files import read_text
 from ctxgit.gitfiles.layout import BRANCH
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
-def sections(root: Path) -> dict[str, dict[str, str]]:
+
+def sections(root: StrPath) -> dict[str, dict[str, str]]:
     """The sections of ``.git/config`` (``remote.origin``, ``branch.main``) and their keys
     (lower-case); a missing or unreadable file has none."""
     try:
-        text = (Path(root) / ".git" / "config").read_text(encoding="utf-8", errors="replace")
+        text = read_text(os.path.join(root, ".git", "config"), errors="replace")
     except OSError:
         return {}
     found: dict[str, dict[str, str]] = {}
@@ -52,7 +57,7 @@ def remote_names(config: dict[str, dict[str, str]]) -> list[str]:
     return [name[len("remote."):] for name in config if name.startswith("remote.")]
 
 
-def remotes(root: Path) -> list[str]:
+def remotes(root: StrPath) -> list[str]:
     """The remotes of the root's repository, in the order ``.git/config`` declares them."""
     return remote_names(sections(root))
 
@@ -109,7 +114,7 @@ def choose(remotes: list[str], configured: str | None, named: str | None = None)
                     f"`ctx sync {remotes[0]}` makes {remotes[0]} the upstream")
 
 
-def upstream(root: Path, named: str | None = None) -> Upstream:
+def upstream(root: StrPath, named: str | None = None) -> Upstream:
     """The remote to sync ``root`` with (``named``: the one given on the command line)."""
     config = sections(root)
     configured = config.get(f"branch.{BRANCH}", {}).get("remote") or None

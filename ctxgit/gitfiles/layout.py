@@ -2,12 +2,18 @@
 
 The branch, the files ctx manages beside the stores, and every file of this
 machine's own under ``.git/ctx/`` (never committed, never synced). Paths are
-relative to ``.git``; ``path(root, NAME)`` makes one absolute.
+relative to ``.git``; ``path(root, NAME)`` makes one absolute. The functions take
+a ``str`` or a ``Path`` and give a ``str``: a read reaches here, and pathlib costs
+every process that imports it ~4 ms.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
 
 BRANCH = "main"
 BRANCH_REF = f"refs/heads/{BRANCH}"
@@ -33,19 +39,19 @@ PIECES = "ctx/pieces.json"          # the fast commit's last blob, as compressed
 SLOW_COMMITS = "ctx/slow-commits"   # writes in a row that went through libgit2, and why (plumbing/slowness.py)
 
 
-def state_dir(root: Path) -> Path:
+def state_dir(root: str | PathLike[str]) -> str:
     """The folder the core keeps this machine's own state of ``root`` in (the read index,
     the machine's settings): what the front door hands ``Context`` as ``state_of``."""
     return path(root, DIR)
 
 
-def git_dir(root: Path) -> Path:
-    return Path(root) / ".git"
+def git_dir(root: str | PathLike[str]) -> str:
+    return os.path.join(root, ".git")
 
 
-def path(root: Path, name: str) -> Path:
+def path(root: str | PathLike[str], name: str) -> str:
     """``.git/NAME`` of the context root ``root``."""
-    return Path(root) / ".git" / name
+    return os.path.join(root, ".git", name)
 
 
 def tracking_ref(remote: str) -> str:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import zlib
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 LEVEL = 1  # zlib level of a written object: packing recompresses it later
 
@@ -30,20 +33,23 @@ def blob_id(content: bytes) -> str:
     return encode(b"blob", content)[0]
 
 
-def write(git: Path, sha: str, data: tuple[bytes, bytes], packed: bytes | None = None) -> int:
+def write(git: StrPath, sha: str, data: tuple[bytes, bytes], packed: bytes | None = None) -> int:
     """A loose object from ``encode``'s header and body (``packed``: its bytes, compressed
     already); its size on disk (0 when it existed already)."""
-    folder = git / "objects" / sha[:2]
-    path = folder / sha[2:]
-    if path.exists():
+    folder = os.path.join(git, "objects", sha[:2])
+    path = os.path.join(folder, sha[2:])
+    if os.path.exists(path):
         return 0
     if packed is None:
         squeeze = zlib.compressobj(LEVEL)
         packed = b"".join([squeeze.compress(data[0]), squeeze.compress(data[1]), squeeze.flush()])
-    tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
+    tmp = os.path.join(folder, f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
     for attempt in range(20):
         # a background `git gc` removes object directories it has emptied: make it again
-        folder.mkdir(exist_ok=True)
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
             break
@@ -58,11 +64,12 @@ def write(git: Path, sha: str, data: tuple[bytes, bytes], packed: bytes | None =
     return len(packed)
 
 
-def read(git: Path, sha: str) -> tuple[bytes, bytes] | None:
+def read(git: StrPath, sha: str) -> tuple[bytes, bytes] | None:
     """(kind, body) of a loose object; None when it is not loose (packed, or missing) or
     does not decode."""
     try:
-        data = zlib.decompress((git / "objects" / sha[:2] / sha[2:]).read_bytes())
+        with open(os.path.join(git, "objects", sha[:2], sha[2:]), "rb") as handle:
+            data = zlib.decompress(handle.read())
     except (OSError, zlib.error, ValueError):
         return None
     header, _, body = data.partition(b"\0")

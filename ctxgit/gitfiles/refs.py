@@ -6,14 +6,20 @@ must stay fast and write nothing, so they read the refs as plain files.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
+from ctx.storage.files import read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 
-def head_id(root: Path) -> str | None:
+def head_id(root: StrPath) -> str | None:
     """The full id of the commit HEAD names, or None (no repository, unborn)."""
-    git = root / ".git"
+    git = os.path.join(root, ".git")
     try:
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        head = read_text(os.path.join(git, "HEAD")).strip()
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return None
     for _ in range(5):  # follow a short chain of symbolic refs
@@ -21,7 +27,7 @@ def head_id(root: Path) -> str | None:
             return head if len(head) >= 40 else None
         name = head[5:].strip()
         try:
-            head = (git / name).read_text(encoding="utf-8").strip()
+            head = read_text(os.path.join(git, name)).strip()
             continue
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
             pass
@@ -29,9 +35,9 @@ def head_id(root: Path) -> str | None:
     return None
 
 
-def _packed(git: Path, name: str) -> str | None:
+def _packed(git: str, name: str) -> str | None:
     try:
-        lines = (git / "packed-refs").read_text(encoding="utf-8").splitlines()
+        lines = read_text(os.path.join(git, "packed-refs")).splitlines()
     except (FileNotFoundError, PermissionError):
         return None
     for line in lines:
@@ -40,16 +46,16 @@ def _packed(git: Path, name: str) -> str | None:
     return None
 
 
-def ref_id(root: Path, name: str) -> str | None:
+def ref_id(root: StrPath, name: str) -> str | None:
     """The commit id a plain ref names (``refs/remotes/origin/main``), or None."""
-    git = root / ".git"
+    git = os.path.join(root, ".git")
     try:
-        value = (git / name).read_text(encoding="utf-8").strip()
+        value = read_text(os.path.join(git, name)).strip()
         return value if len(value) >= 40 else None
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
         return _packed(git, name)
 
 
-def head_short_id(root: Path) -> str | None:
+def head_short_id(root: StrPath) -> str | None:
     full = head_id(root)
     return full[:8] if full else None

@@ -4,14 +4,19 @@ tool that looks at the history (``ctxgit.recorder.message_for`` writes them)."""
 
 from __future__ import annotations
 
-import re
-
-_TRAILER = re.compile(r"^(Ctx-[A-Za-z-]+): ?(.*)$", re.M)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-")
 
 
 def trailers(message: str) -> dict[str, list[str]]:
-    """Each ``Ctx-*`` trailer of a commit message, with its values in order."""
+    """Each ``Ctx-*`` trailer of a commit message, with its values in order: a line
+    ``Ctx-NAME: value`` (NAME of ASCII letters and dashes; the space after the colon may be
+    left out). String methods, not an expression: the brief reads every new commit's
+    trailers, and re costs a start ~5 ms to import."""
     found: dict[str, list[str]] = {}
-    for name, value in _TRAILER.findall(message):
-        found.setdefault(name, []).append(value.strip())
+    for line in message.split("\n"):
+        if not line.startswith("Ctx-"):
+            continue
+        name, colon, value = line.partition(":")
+        if colon and len(name) > 4 and _NAME_CHARS.issuperset(name):
+            found.setdefault(name, []).append(value.strip())
     return found

@@ -16,10 +16,14 @@ this machine last committed them.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from ctx.storage.files import read_text
 from ctxgit.gitfiles.layout import DIR, MANAGED_FILES
 from ctxgit.gitfiles.layout import MERGE as STATE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 MERGE_HEAD = "MERGE_HEAD"
 
@@ -41,16 +45,16 @@ class Waiting:
                 "lines), then run `ctx sync --continue`; or `ctx sync --abort` to drop the merge")
 
 
-def read(root: Path) -> Waiting | None:
+def read(root: StrPath) -> Waiting | None:
     """The merge that waits in ``root``, or None (plain file reads: cheap)."""
-    git = Path(root) / ".git"
+    git = os.path.join(root, ".git")
     try:
-        theirs = (git / MERGE_HEAD).read_text(encoding="utf-8").split()[0]
+        theirs = read_text(os.path.join(git, MERGE_HEAD)).split()[0]
     except (OSError, IndexError, UnicodeDecodeError):
         return None
     try:
         import json  # only when a merge waits: ctx start reads this module on every session with a remote
-        data = json.loads((git / STATE).read_text(encoding="utf-8"))
+        data = json.loads(read_text(os.path.join(git, STATE)))
         label = str(data.get("label") or "the remote")
         paths = [str(p) for p in data.get("paths", [])]
     except (OSError, ValueError, AttributeError):
@@ -58,36 +62,38 @@ def read(root: Path) -> Waiting | None:
     return Waiting(theirs, label, paths)
 
 
-def held_paths(root: Path) -> set[str]:
+def held_paths(root: StrPath) -> set[str]:
     """Files a waiting merge holds: no commit takes them until it ends."""
     waiting = read(root)
     return set(waiting.paths) if waiting is not None else set()
 
 
-def begin(root: Path, theirs: str, label: str, files: dict[str, bytes]) -> Waiting:
+def begin(root: StrPath, theirs: str, label: str, files: dict[str, bytes]) -> Waiting:
     """Leave ``files`` (merged, with markers) in the work tree and record the merge
     (call holding the context lock)."""
     import json
 
     from ctx.storage.files import atomic_write
-    root = Path(root)
     for path, data in files.items():
-        full = root / path
-        full.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
         atomic_write(full, data)
-    git = root / ".git"
-    (git / DIR).mkdir(mode=0o700, exist_ok=True)
-    atomic_write(git / STATE, (json.dumps({"theirs": theirs, "label": label, "paths": sorted(files)},
-                                          indent=2) + "\n").encode("utf-8"))
-    atomic_write(git / MERGE_HEAD, f"{theirs}\n".encode("ascii"))
+    git = os.path.join(root, ".git")
+    try:
+        os.mkdir(os.path.join(git, DIR), mode=0o700)
+    except FileExistsError:
+        pass
+    atomic_write(os.path.join(git, STATE), (json.dumps({"theirs": theirs, "label": label, "paths": sorted(files)},
+                                                       indent=2) + "\n").encode("utf-8"))
+    atomic_write(os.path.join(git, MERGE_HEAD), f"{theirs}\n".encode("ascii"))
     return Waiting(theirs, label, sorted(files))
 
 
-def clear(root: Path) -> None:
-    git = Path(root) / ".git"
+def clear(root: StrPath) -> None:
+    git = os.path.join(root, ".git")
     for name in (MERGE_HEAD, "MERGE_MSG", "MERGE_MODE", STATE):
         try:
-            os.unlink(git / name)
+            os.unlink(os.path.join(git, name))
         except FileNotFoundError:
             pass
 
@@ -104,23 +110,26 @@ def marker_lines(data: bytes) -> list[int]:
     return sorted(opening + closing)
 
 
-def text_files(root: Path) -> list[str]:
+def text_files(root: StrPath) -> list[str]:
     """The context's text files (RULES.md, .gitignore, .gitattributes, config.json,
     summaries), relative to the root."""
-    root = Path(root)
-    found = [name for name in MANAGED_FILES if (root / name).is_file()]
-    sessions = root / "sessions"
-    if sessions.is_dir():
-        found += sorted(f"sessions/{p.name}" for p in sessions.iterdir() if p.is_file() and p.suffix == ".md")
+    found = [name for name in MANAGED_FILES if os.path.isfile(os.path.join(root, name))]
+    try:
+        with os.scandir(os.path.join(root, "sessions")) as entries:
+            found += sorted(f"sessions/{e.name}" for e in entries
+                            if e.is_file() and e.name.endswith(".md") and e.name != ".md")
+    except OSError:
+        pass
     return found
 
 
-def files_with_markers(root: Path) -> dict[str, list[int]]:
+def files_with_markers(root: StrPath) -> dict[str, list[int]]:
     """Every text file of the context that holds conflict markers, with their lines."""
     out: dict[str, list[int]] = {}
     for rel in text_files(root):
         try:
-            lines = marker_lines((Path(root) / rel).read_bytes())
+            with open(os.path.join(root, rel), "rb") as handle:
+                lines = marker_lines(handle.read())
         except OSError:
             continue
         if lines:

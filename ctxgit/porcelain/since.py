@@ -42,13 +42,14 @@ the whole history is read into a database in memory.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
-from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctx.brief import Since
+    from ctx.storage.files import StrPath
 
 from ctx.model import STORES
 from ctx.storage import indextables
@@ -72,7 +73,7 @@ _MISSING = object()
 Row = tuple
 
 
-def since_last_session(root: Path, author: str, limit: int = 10, write: bool = True) -> Since | None:
+def since_last_session(root: StrPath, author: str, limit: int = 10, write: bool = True) -> Since | None:
     """What others changed since ``author``'s last commit in the context at ``root``,
     newest first, one change per entry, at most ``limit`` (``more`` counts the rest).
 
@@ -177,7 +178,7 @@ def _tip(db: sqlite3.Connection) -> str | None:
     return state.get("tip") if state.get("version") == VERSION else None
 
 
-def catch_up(root: Path) -> bool:
+def catch_up(root: StrPath) -> bool:
     """Bring the stored log up to HEAD: after writes (``sincelag.py`` says which), so that
     ``ctx start`` (which writes nothing, and reads the commits past the log's tip into
     memory each time) finds it nearly current. False when there is no log to keep."""
@@ -196,7 +197,7 @@ def catch_up(root: Path) -> bool:
         index.close()
 
 
-def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: int) -> Since | None:
+def _on_disk(db: sqlite3.Connection, root: StrPath, head: str, author: str, limit: int) -> Since | None:
     """Bring the stored log up to HEAD (in one transaction), then answer from it."""
     if not _bring_up_to_date(db, root, head):
         return None
@@ -207,7 +208,7 @@ def _on_disk(db: sqlite3.Connection, root: Path, head: str, author: str, limit: 
         db.execute("COMMIT")
 
 
-def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
+def _bring_up_to_date(db: sqlite3.Connection, root: StrPath, head: str) -> bool:
     """Append the commits since the stored tip (or read the whole log again); False when
     the history cannot be read."""
     if _tip(db) is None:  # no usable log (none, another layout, a half-made one): read it all again
@@ -246,7 +247,7 @@ def _bring_up_to_date(db: sqlite3.Connection, root: Path, head: str) -> bool:
     return True
 
 
-def _read_only(db: sqlite3.Connection, root: Path, head: str, author: str, limit: int) -> Since | None:
+def _read_only(db: sqlite3.Connection, root: StrPath, head: str, author: str, limit: int) -> Since | None:
     """The stored log as it is, and the commits since its tip held in memory."""
     for _ in range(3):
         db.execute("BEGIN")
@@ -273,7 +274,7 @@ def _read_only(db: sqlite3.Connection, root: Path, head: str, author: str, limit
     return None
 
 
-def _in_memory(root: Path, head: str, author: str, limit: int, rows: list[Row] | None = None) -> Since | None:
+def _in_memory(root: StrPath, head: str, author: str, limit: int, rows: list[Row] | None = None) -> Since | None:
     """The whole history read into a database in memory: no index to use or to write."""
     if rows is None:
         found = _new_commits(root, head, None)
@@ -327,16 +328,16 @@ def _keys(trailers: dict[str, list[str]]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
-def _new_commits(root: Path, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
+def _new_commits(root: StrPath, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
     """The commits HEAD has that the log read up to ``tip`` lacks, oldest first, and
     whether they replace the log (no tip, or a tip HEAD no longer descends from)."""
-    found = _loose_run(root / ".git", head, tip)
+    found = _loose_run(os.path.join(root, ".git"), head, tip)
     if found is not None:
         return found
     return _walk(root, head, tip)
 
 
-def _loose_run(git: Path, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
+def _loose_run(git: StrPath, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
     """A straight run of loose commits from HEAD back to ``tip`` (or to the first
     commit), read from .git/objects without pygit2; None for anything else."""
     rows: list[Row] = []
@@ -357,7 +358,7 @@ def _loose_run(git: Path, head: str, tip: str | None) -> tuple[list[Row], bool] 
     return None
 
 
-def _read_loose(git: Path, oid: str) -> tuple[list[str], str, int, str] | None:
+def _read_loose(git: StrPath, oid: str) -> tuple[list[str], str, int, str] | None:
     """(parents, author name, author time, message) of a loose commit object."""
     found = objects.read(git, oid)
     if found is None or found[0] != b"commit":
@@ -365,16 +366,18 @@ def _read_loose(git: Path, oid: str) -> tuple[list[str], str, int, str] | None:
     return objects.commit_fields(found[1])
 
 
-def _walk(root: Path, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
+def _walk(root: StrPath, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
     """With pygit2: every commit HEAD reaches and ``tip`` does not, in the order they
     entered the history (post-order from HEAD, first parent first)."""
+    from pathlib import Path
+
     import pygit2
     from pygit2.enums import SortMode
 
     from ctx.errors import GitError
     from ctxgit.plumbing.repo import open_repo
     try:
-        repo = open_repo(root)
+        repo = open_repo(Path(root))
         if repo is None:
             return None
         start = pygit2.Oid(hex=head)

@@ -27,7 +27,7 @@ from pygit2.enums import FileMode
 from ctx.entrymerge import merge_store_sides
 from ctx.entrymerge import parse as parse_store_side
 from ctx.errors import Conflict
-from ctx.summaries import SUMMARY_NAME, suffix_sequence
+from ctx.summaries import is_summary_name, suffix_sequence
 from hooks.unsafe_paths import forbidden
 
 REGULAR = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
@@ -191,7 +191,7 @@ def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.
             chosen = content(ti)
         elif oi is None or ti is None:
             chosen = content(oi if oi is not None else ti)  # deleted on one side, changed on the other
-        elif path.startswith("sessions/") and SUMMARY_NAME.fullmatch(path[9:]):
+        elif path.startswith("sessions/") and is_summary_name(path[9:]):
             clashes.append((path, present(content(oi)), present(content(ti))))
             continue
         elif path == ".gitignore":

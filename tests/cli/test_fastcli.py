@@ -205,6 +205,23 @@ def test_a_read_through_the_index_loads_only_what_it_uses(root, run):
         assert out.stdout.strip().endswith("LOADED []"), (args, out.stdout, out.stderr)
 
 
+@pytest.mark.slow
+def test_the_reads_load_neither_re_nor_pathlib(root, run):
+    """Every read (the brief and start too) runs on ``str`` paths and string methods: re,
+    pathlib (with urllib.parse and ipaddress), enum and contextlib cost a process ~8 ms to
+    import, a third of a `ctx get` at 10,000 entries."""
+    _fill(run)
+    assert run("list").exit_code == 0  # the index is built
+    heavy = ("re", "pathlib", "urllib.parse", "enum", "contextlib", "json")
+    code = ("import sys; sys.argv = ['ctx'] + sys.argv[1:]\n"
+            "from ctx.cli import console\n"
+            f"import atexit; atexit.register(lambda: print('LOADED', [m for m in {heavy!r} if m in sys.modules]))\n"
+            "console()")
+    for args in (["get", "k"], ["list", "--tag", "t1"], ["search", "value"], ["list"], ["brief"], ["start"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=_env())
+        assert out.stdout.strip().endswith("LOADED []"), (args, out.stdout, out.stderr)
+
+
 def _wait_until_it_opens(pid: int, path: Path, timeout: float = 30.0) -> None:
     """Until process ``pid`` holds ``path`` open (it waits for the lock then): a fixed
     sleep let the interrupt land while a loaded machine was still starting the process."""

@@ -445,7 +445,7 @@ def test_suffix_sequence_keeps_byte_order():
     suffixes = [next(gen) for _ in range(120)]
     assert suffixes[26] == "za" and suffixes[51] == "zz" and suffixes[52] == "zza"
     names = [f"2026-10-13{s}_session.md" for s in suffixes]
-    assert all(summaries.SUMMARY_NAME.match(n) for n in names)
+    assert all(summaries.is_summary_name(n) for n in names)
     assert sorted(names, key=lambda n: n.encode()) == names
     assert len(set(names)) == len(names)
 

@@ -504,7 +504,9 @@ def test_an_integer_literal_is_what_the_json_expression_says(text):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["[Amended 2026-01-02: a]\n", "[Amended 2026-01-0x: b]\n", "[Amended ",
-                                 "text", "\n", "]", " [Amended 2026-01-03: c]\n"]), max_size=6).map("".join))
+                                 "text", "\n", "]", " [Amended 2026-01-03: c]\n", "[Amended 2026-01-٠٢: d]\n",
+                                 "[Amended 2026-01-²2: e]\n", "[Amended 2026+01-02: f]\n", ": ", "-",
+                                 "[Amended 2026-01-02:x]\n", "2026-01-02", "]\n"]), max_size=8).map("".join))
 def test_amend_notes_are_stripped_as_the_expression_alone_strips_them(text):
     expected = text
     while (match := re.match(r"(?s)\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n", expected)):

@@ -24,12 +24,12 @@ GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 def test_resolve_root_default_is_home_ctx(monkeypatch, tmp_path):
     monkeypatch.delenv("CTX_HOME")
-    assert settings.home() == Path(os.environ["HOME"]) / "ctx"
+    assert settings.home() == str(Path(os.environ["HOME"]) / "ctx")
     monkeypatch.setenv("CTX_HOME", "   ")
-    assert settings.home() == Path(os.environ["HOME"]) / "ctx"
+    assert settings.home() == str(Path(os.environ["HOME"]) / "ctx")
     monkeypatch.setenv("CTX_HOME", "~/elsewhere")
-    assert settings.home() == Path(os.environ["HOME"]) / "elsewhere"
-    assert settings.home({"CTX_HOME": str(tmp_path / "x")}) == tmp_path / "x"
+    assert settings.home() == str(Path(os.environ["HOME"]) / "elsewhere")
+    assert settings.home({"CTX_HOME": str(tmp_path / "x")}) == str(tmp_path / "x")
 
 
 def test_context_uses_ctx_home(root):

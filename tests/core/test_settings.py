@@ -147,13 +147,14 @@ def test_git_transport(monkeypatch):
 def test_home(monkeypatch, tmp_path):
     home = Path(os.environ["HOME"])
     monkeypatch.delenv("CTX_HOME")
-    assert settings.home() == home / "ctx"
+    assert settings.home() == str(home / "ctx")
     for blank in BLANKS:
-        assert settings.home({"CTX_HOME": blank}) == home / "ctx"
-    assert settings.home({"CTX_HOME": " ~/elsewhere "}) == home / "elsewhere"
-    assert settings.home({"CTX_HOME": str(tmp_path / "a b")}) == tmp_path / "a b"
+        assert settings.home({"CTX_HOME": blank}) == str(home / "ctx")
+    assert settings.home({"CTX_HOME": " ~/elsewhere "}) == str(home / "elsewhere")
+    assert settings.home({"CTX_HOME": str(tmp_path / "a b")}) == str(tmp_path / "a b")
     monkeypatch.chdir(tmp_path)
-    assert settings.home({"CTX_HOME": "relative"}) == tmp_path / "relative"  # made absolute
+    assert settings.home({"CTX_HOME": "relative"}) == str(tmp_path / "relative")  # made absolute
+    assert settings.home({"CTX_HOME": "relative/./x//"}) == str(tmp_path / "relative" / "x")
 
 
 @pytest.mark.parametrize("name, read", [("CTX_AUTHOR", settings.author),

@@ -4,6 +4,7 @@ store policy check of §3.1 that the write path calls."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -139,7 +140,7 @@ def test_the_machine_file_is_where_the_git_layer_says(run, root):
     from ctxgit.gitfiles import layout
     ok(run("set", "k", "v"))
     assert config_path(root, layout.state_dir(root), machine=True) == layout.path(root, layout.MACHINE)
-    assert layout.path(root, layout.MACHINE).name == MACHINE_FILE
+    assert os.path.basename(layout.path(root, layout.MACHINE)) == MACHINE_FILE
     bare = CoreContext(root)  # no state folder: machine keys at their defaults, and not set
     ok(run("config", "start-max-chars", "400"))
     assert get_value(root, "start-max-chars", bare.state) == 0

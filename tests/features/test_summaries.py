@@ -4,11 +4,15 @@ checks (Open section, item length, credentials), one commit per summary."""
 from __future__ import annotations
 
 import json
+import re
 import stat
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ctx.summaries import SUMMARY_NAME, newest_summary, today
+from ctx.errors import InvalidArgument
+from ctx.summaries import is_summary_name, newest_summary, today
 from support.gitutil import commit_count, message, subject
 from support.stores import snapshot
 
@@ -57,7 +61,7 @@ def test_thirty_summaries_in_one_day_take_the_suffixes_in_order(run, root):
     day = today()
     suffixes = [n[len(day):-len("_session.md")] for n in names]
     assert suffixes == [""] + list("bcdefghijklmnopqrstuvwxyz") + ["za", "zb", "zc", "zd"]
-    assert all(SUMMARY_NAME.fullmatch(n) for n in names)
+    assert all(is_summary_name(n) for n in names)
     assert sorted(names, key=lambda n: n.encode()) == names  # byte order is the order of writing
     assert newest_summary(root).name == names[-1]
     assert "item 29" in newest_summary(root).read()
@@ -130,3 +134,26 @@ def test_other_files_in_sessions_are_ignored(run, root):
     result = json.loads(ok(new(run, BODY, "--json")).stdout)
     assert result["name"] == f"{today()}_session.md"
     assert [r["name"] for r in json.loads(ok(run("summary", "list", "--json")).stdout)] == [result["name"]]
+
+
+# --- the name and heading rules, as string methods (no expression on the brief's path) ---------
+
+_NAME_RULE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}([b-z]|z+[a-z])?_session\.md"  # §7's file name
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["2026", "-", "10", "13", "١٢", "²", "a", "b", "z", "zz", "A", "_session.md",
+                                 "_session.mdx", ".md", "_session", "0"]), max_size=9).map("".join)
+       | st.from_regex(_NAME_RULE, fullmatch=True))
+def test_a_summary_name_is_what_the_section_7_expression_says(name):
+    assert is_summary_name(name) == bool(re.fullmatch(_NAME_RULE, name))
+
+
+def test_a_summary_needs_the_open_heading_open_items_reads():
+    from ctx.summaries import check, open_items
+    for text in ("# S\n\n## Open\n- x\n", "## OPEN  \n- y\n", "intro\n## open\t\n- None\n"):
+        check(text, force=True)
+        assert open_items(text)
+    for text in ("# S\n\n## Opened\n- x\n", "### Open\n- x\n", " ## Open\n- x\n", "## Open items\n- x\n"):
+        with pytest.raises(InvalidArgument, match="no '## Open' section"):
+            check(text, force=True)

@@ -57,7 +57,7 @@ def test_one_spelling_of_an_author(monkeypatch):
 
 
 def test_layout_names_paths_under_dot_git(tmp_path):
-    assert layout.path(tmp_path, layout.MACHINE) == tmp_path / ".git" / "ctx" / "machine.json"
+    assert layout.path(tmp_path, layout.MACHINE) == str(tmp_path / ".git" / "ctx" / "machine.json")
     assert layout.tracking_ref("alpha") == "refs/remotes/alpha/main"
     assert layout.BRANCH_REF == f"refs/heads/{layout.BRANCH}"
 
@@ -74,3 +74,24 @@ def test_slug_and_clean_spell_as_their_expressions_do(name):
     they replace gave, for any text (non-ASCII letters whose lower case is ASCII included)."""
     assert identity.slug(name) == (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent")
     assert identity.clean(name) == re.sub(r"[<>\x00-\x1f]+", " ", name).strip()
+
+
+# --- trailers: string methods, read as the expression reads them --------------------------------
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["Ctx-Key", "Ctx-", "Ctx-Store", "ctx-Key", "Ctx-Ké", "Ctx-A1", ":", ": ", " ",
+                                 "value", "\n", "\r", "\t", "x:y", "Ctx-Op-Name", "\u2028", "é"]),
+                max_size=12).map("".join))
+def test_trailers_are_read_as_the_expression_reads_them(message):
+    from ctxgit.gitfiles.trailers import trailers
+    expected: dict[str, list[str]] = {}
+    for name, value in re.findall(r"^(Ctx-[A-Za-z-]+): ?(.*)$", message, re.M):
+        expected.setdefault(name, []).append(value.strip())
+    assert trailers(message) == expected
+
+
+def test_the_trailers_a_commit_carries():
+    from ctxgit.gitfiles.trailers import trailers
+    message = ("set: shared/k\n\nbody text: not a trailer\n\n"
+               "Ctx-Operation: set\nCtx-Store: shared\nCtx-Key: k\nCtx-Key:k2\n")
+    assert trailers(message) == {"Ctx-Operation": ["set"], "Ctx-Store": ["shared"], "Ctx-Key": ["k", "k2"]}

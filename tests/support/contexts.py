@@ -21,4 +21,4 @@ class Context(CoreContext):
 def index_file(root: Path) -> Path:
     """The read index file of the context root ``root``."""
     from ctx.storage.index import index_path
-    return index_path(state_dir(root))
+    return Path(index_path(state_dir(root)))

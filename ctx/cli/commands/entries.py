@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import os
+
 from ctx.cli.output import print_results, write_done
 from ctx.model import STORES
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from ctx.brief import Since
     from ctx.cli.run import Run
     from ctx.context import Context
     from ctx.results import Filters
+    from ctx.storage.files import StrPath
 
 
-def head(root: Path) -> str | None:
+def head(root: StrPath) -> str | None:
     """The short id of the commit the stores are at, read from .git's files."""
     from ctxgit.gitfiles.refs import head_short_id
     return head_short_id(root)
@@ -26,13 +28,13 @@ def head(root: Path) -> str | None:
 
 def since(context: Context, write: bool) -> Since | None:
     """What others changed since this author's last session (``CTX_AUTHOR`` set, a repository)."""
-    if not context.author or not (context.root / ".git").is_dir():
+    if not context.author or not os.path.isdir(os.path.join(context.where, ".git")):
         return None
     from ctx.settings import flag
     if flag("CTX_NO_GIT"):
         return None
     from ctxgit.porcelain.since import since_last_session
-    return since_last_session(context.root, context.author, write=write)
+    return since_last_session(context.where, context.author, write=write)
 
 
 def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> int | None:
@@ -41,7 +43,7 @@ def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> i
     configured = None
     if max_chars is None and max_tokens is None:
         from ctx.features.config import get_value
-        configured = get_value(context.root, "start-max-chars", context.state)
+        configured = get_value(context.where, "start-max-chars", context.state)
     return budget_from(max_chars, max_tokens, settings.count("CTX_CONTEXT_WINDOW_CHARS"),
                        settings.count("CTX_CONTEXT_WINDOW_TOKENS"), configured)
 
@@ -64,7 +66,7 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
         run.err(f"ctx: what changed since your last session is left out: {error}")
         news = None
     try:
-        payload = start_payload(context, days=days, changes=changes, commit=head(context.root),
+        payload = start_payload(context, days=days, changes=changes, commit=head(context.where),
                                 since=news, max_chars=limit, notices=notices, sync=sync_state)
     except CtxError as error:  # start never fails a session (§5.1)
         payload = f"ctx: the context at {context.root} could not be read: {error}\n"
@@ -80,7 +82,7 @@ def brief(run: Run, days: int, changes: int, as_json: bool) -> None:
     context = run.context()
     notices, sync_state = before_reading(context)  # auto-sync pulls first (when on)
     built = build_brief(context, days=days, changes=changes, since=since(context, write=True))
-    built.commit = head(context.root)
+    built.commit = head(context.where)
     built.sync = sync_state
     built.warnings += notices
     run.result(built.as_json, lambda: render_brief(built).rstrip("\n"), as_json)

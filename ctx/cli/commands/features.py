@@ -111,7 +111,7 @@ def wire(run: Run, target: str, do_apply: bool, project: bool, agent: str | None
     under = Path(only_under).expanduser().absolute() if only_under else None
     if under is not None and under.exists() and not under.is_dir():
         raise InvalidArgument(f"--only-under {only_under}: not a directory")
-    wired = plan(target, settings.home(), agent=agent, project=project, only_under=under, mcp=mcp, trust=trust)
+    wired = plan(target, Path(settings.home()), agent=agent, project=project, only_under=under, mcp=mcp, trust=trust)
     if do_apply:
         apply(wired)
     if as_json:

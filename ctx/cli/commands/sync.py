@@ -4,6 +4,8 @@ The work is in ``ctxgit/sync/``; auto-sync's hooks into start and brief are here
 
 from __future__ import annotations
 
+import os
+
 from ctx.errors import InvalidArgument
 
 TYPE_CHECKING = False
@@ -202,9 +204,9 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
     shown instead, a merge that waits) and the sync state for the brief's header.
     Never raises: reading the context never depends on the remote."""
     from ctx.settings import flag
-    root = context.root
+    root = context.where
     try:
-        if flag("CTX_NO_GIT") or not (root / ".git").is_dir():
+        if flag("CTX_NO_GIT") or not os.path.isdir(os.path.join(root, ".git")):
             return [], None
         from ctxgit.gitfiles import waiting
         from ctxgit.gitfiles.config import upstream
@@ -213,13 +215,13 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
             return [], None  # no remote, no merge waiting: nothing to pull or to show (plain file reads)
         from ctxgit.sync import auto, state
         notices = []
-        notice = auto.pull_first(root)
+        notice = auto.pull_first(context.root)
         if notice:
             notices.append(notice)
         found = waiting.read(root)
         if found is not None:
             notices.append(f"a merge with {found.label} waits: {found.next_step()}")
-        return notices, state.brief_line(root)
+        return notices, state.brief_line(context.root)
     except Exception:  # the brief is shown without the sync state
         return [], None
 
@@ -229,7 +231,7 @@ def clone(run: Run, url: str, path: str | None, as_json: bool) -> None:
 
     from ctx import settings
     from ctxgit.sync.remote import clone as do_clone
-    context, result = do_clone(url, Path(path) if path else settings.home())
+    context, result = do_clone(url, Path(path or settings.home()))
     if as_json:
         run.json({"root": str(context.root), "result": result.kind, "commit": result.commit})
         return

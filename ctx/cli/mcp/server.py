@@ -31,6 +31,7 @@ pipe transports instead of a worker thread per line) when both ends are pipes;
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -86,7 +87,7 @@ class CtxServer:
         from ctx.storage.index import index_path
         from ctxgit.gitfiles.layout import state_dir
         self.author = author  # None: CTX_AUTHOR, as every Context reads it
-        self.root = settings.home()
+        self.root = Path(settings.home())
         self._index_path = index_path(state_dir(self.root))
         self._shared: dict[tuple, Any] = {}
         self._index_identity: tuple | None = None
@@ -150,7 +151,7 @@ class CtxServer:
             return invoke(command, values, run)
         except Exception as error:  # CTX_DEBUG re-raises from invoke; the server still serves
             run.err(internal_error_line(error))
-            return int(ExitStatus.FAILED)
+            return ExitStatus.FAILED
 
     # --- resources -------------------------------------------------------------------------
 
