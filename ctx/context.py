@@ -51,7 +51,7 @@ class Context:
     """One context root and the operations of §4 on it."""
 
     def __init__(self, root: StrPath | None = None, author: str | None = None, *,
-                 recorder_factory: Callable[[Path], Recorder] | None = None,
+                 recorder_factory: Callable[[str], Recorder] | None = None,
                  cache: str = "update", state_of: Callable[[str], StrPath] | None = None) -> None:
         """``cache``: "update" (reads may rebuild the index), "read" (use it only
         when it is fresh, write nothing: ``start``), or "off". ``state_of``: the
@@ -86,7 +86,7 @@ class Context:
     @property
     def recorder(self) -> Recorder:
         if self._recorder is None:
-            self._recorder = self._recorder_factory(self.root)
+            self._recorder = self._recorder_factory(self.where)
         return self._recorder
 
     # --- reads -------------------------------------------------------------

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Protocol
 
     from ctx.changes import Change
+    from ctx.storage.files import StrPath
 
     class Recorder(Protocol):
         """Everything the core and the commands call on a recorder."""
@@ -37,7 +37,7 @@ class NullRecorder:
         self.warnings: list[str] = []
 
     @classmethod
-    def for_root(cls, root: Path) -> NullRecorder:
+    def for_root(cls, root: StrPath) -> NullRecorder:
         return cls()
 
     def prepare(self) -> None:

@@ -18,7 +18,7 @@ identity, the author when none is set); when git is told to sign
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ctx import phases, settings
 from ctx.changes import Change
@@ -31,9 +31,12 @@ from ctxgit.plumbing import fastcommit, slowness
 
 TYPE_CHECKING = False  # pygit2 loads only when the fast commit cannot be used
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     import pygit2
+
+    from ctx.storage.files import StrPath
 
 SUBJECT_BOUND = 60
 STATUS_OF = {"amend": "amended", "supersede": "superseded", "resolve": "resolved"}
@@ -126,9 +129,11 @@ def broken_store(root: Path, path: str) -> bool:
 
 
 class GitRecorder:
-    """Commits each write to the context root's own repository."""
+    """Commits each write to the context root's own repository. The fast commit works on
+    ``root`` as it is given (a ``str`` from the front door: a write needs no pathlib);
+    the libgit2 way on ``path``."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: StrPath) -> None:
         self.root = root
         self._repo: pygit2.Repository | None = None
         self._pending: list[str] = []
@@ -136,6 +141,11 @@ class GitRecorder:
         self._unsettled: set[str] = set()  # managed files prepare left unlike HEAD
         self._why_slow = ""
         self.warnings: list[str] = []
+
+    @property
+    def path(self) -> Path:
+        from pathlib import Path
+        return Path(self.root)
 
     def prepare(self) -> None:
         self._state = None
@@ -160,10 +170,11 @@ class GitRecorder:
             open_repo,
             system_signature,
         )
+        root = self.path
         try:
-            found = open_repo(self.root) is not None
+            found = open_repo(root) is not None
         except GitError:
-            if not clear_half_made(self.root):
+            if not clear_half_made(root):
                 raise
             self.warnings.append("warning: removed a .git that an interrupted first write had "
                                  "half made (it held nothing); making the repository again")
@@ -173,15 +184,15 @@ class GitRecorder:
             # so a write that fails leaves nothing behind
             self._repo, self._pending = None, []
             return
-        repo, touched = ensure_repo(self.root)
+        repo, touched = ensure_repo(root)
         self._repo = repo
         self._pending = touched
-        held = _held_by_a_waiting_merge(self.root)  # its conflict markers are never committed
+        held = _held_by_a_waiting_merge(root)  # its conflict markers are never committed
         dirty = dirty_paths(repo)
         self._unsettled = set(dirty) - set(touched)  # what stays unlike HEAD once this is done
         outside = [p for p in dirty if p not in touched and p not in held
-                   and not broken_store(self.root, p)]
-        marked = [p for p in outside if _has_conflict_markers(self.root, p)]
+                   and not broken_store(root, p)]
+        marked = [p for p in outside if _has_conflict_markers(root, p)]
         if marked:  # a conflict is never committed (and so never pushed): a human resolves it first
             outside = [p for p in outside if p not in marked]
             self.warnings.append(f"warning: {', '.join(marked)} holds conflict markers; it stays "
@@ -226,9 +237,10 @@ class GitRecorder:
             self._pending = []
 
     def _has_content(self) -> bool:
-        if (self.root / "RULES.md").exists():
+        root = self.path
+        if (root / "RULES.md").exists():
             return True
-        return any((self.root / "memory").glob("*.json")) or any((self.root / "sessions").glob("*"))
+        return any((root / "memory").glob("*.json")) or any((root / "sessions").glob("*"))
 
     def record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
@@ -238,14 +250,14 @@ class GitRecorder:
         from ctxgit.plumbing import pack
         from ctxgit.plumbing.repo import commit_paths, signature
         if self._repo is None:
-            self._repo, self._pending = ensure_repo(self.root)
+            self._repo, self._pending = ensure_repo(self.path)
         repo = self._repo
         paths = list(dict.fromkeys(change.paths + self._pending))
         self._pending = []
         exempt = frozenset([f"{e.store}/{e.key}" for e in change.edits] +
                            [p for p in change.paths if not p.startswith("memory/")]) \
             if change.forced else frozenset()
-        git = self.root / ".git"
+        git = os.path.join(self.root, ".git")
         fastcommit.begin_commit(git, "libgit2")  # a killed process leaves this: fastcommit.recover
         try:
             oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
@@ -293,7 +305,8 @@ class GitRecorder:
             name, email = identity.identity_or_operator("", "")
         content = change.contents.get(paths[0])
         if content is None:
-            content = (self.root / paths[0]).read_bytes()
+            with open(os.path.join(self.root, paths[0]), "rb") as handle:
+                content = handle.read()
         from hooks.newsecrets import Changed, refuse_new
         if not change.forced:  # the one commit check (libgit2's way makes the same)
             refuse_new([Changed(paths[0], edits=[(e.store, e.key, e.before, e.after) for e in change.edits],
@@ -308,7 +321,7 @@ class GitRecorder:
             return False
         from ctxgit.plumbing.pack import account
         try:
-            account(self.root / ".git", done[1])
+            account(os.path.join(self.root, ".git"), done[1])
         except OSError:
             pass
         return True
@@ -322,7 +335,7 @@ def author_identity(author: str) -> tuple[str, str]:
 def remember(repo) -> None:
     """Record the repository as libgit2 just left it, for the next fast commit."""
     import pygit2
-    root = Path(repo.workdir)
+    root = repo.workdir
     try:
         if repo.head_is_unborn or repo.head.name != BRANCH_REF:
             fastcommit.forget_state(root)
@@ -359,7 +372,7 @@ def _tree_blob(repo, tree, path: str):
         return None
 
 
-def recorder_for(root: Path):
+def recorder_for(root: StrPath):
     """The recorder the front door hands ``Context``: git, unless ``CTX_NO_GIT`` turns it off."""
     if settings.flag("CTX_NO_GIT"):
         from ctx.recorder import NullRecorder

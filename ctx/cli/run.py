@@ -18,12 +18,12 @@ from ctx.settings import flag
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
     from typing import Any
 
     from ctx.cli.params import Command
     from ctx.context import Context
     from ctx.recorder import Recorder
+    from ctx.storage.files import StrPath
 
 
 class Run:
@@ -117,7 +117,7 @@ def made(thing: Any) -> Any:
     return thing() if callable(thing) else thing
 
 
-def git_recorder(root: Path) -> Recorder:
+def git_recorder(root: StrPath) -> Recorder:
     """The recorder the front door hands the core; the git layer loads only when a write needs it."""
     from ctxgit.recorder import recorder_for
     return recorder_for(root)
@@ -153,11 +153,13 @@ def after_write(run: Run) -> None:
     past the log each time). Never fails the write."""
     if flag("CTX_NO_GIT"):
         return
-    authored = {context.root for context in run.contexts if context.author}
-    for root in dict.fromkeys(context.root for context in run.contexts):
+    authored = {context.where for context in run.contexts if context.author}
+    for root in dict.fromkeys(context.where for context in run.contexts):
         try:
-            from ctxgit.gitfiles.layout import MACHINE
-            if b"sync-auto" in (root / ".git" / MACHINE).read_bytes():
+            from ctxgit.gitfiles.layout import MACHINE, path
+            with open(path(root, MACHINE), "rb") as machine:
+                auto = b"sync-auto" in machine.read()
+            if auto:
                 from ctxgit.sync.trigger import after_write as start_push
                 start_push(root)
         except OSError:

@@ -20,16 +20,19 @@ import json
 import os
 import struct
 import time
-from pathlib import Path
 
 from ctx import phases
-from ctx.storage.files import atomic_write, sweep_temporaries
+from ctx.storage.files import atomic_write, read_text, sweep_temporaries
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
 from ctxgit.gitfiles.objects import blob_id
 from ctxgit.gitfiles.objects import encode as _sha
 from ctxgit.gitfiles.objects import tree_bytes as _tree_bytes
 from ctxgit.gitfiles.objects import write as _write_object
 from ctxgit.gitfiles.refs import head_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 RACY_NS = 2_000_000_000
 
@@ -39,11 +42,11 @@ LOCKS = ("index.lock", f"{BRANCH_REF}.lock")
 OWN_MODE = 0o700  # a lock file ctx makes is born with its owner's x bit, which no git gives one
 
 
-def begin_commit(git: Path, how: str = "fast") -> None:
+def begin_commit(git: StrPath, how: str = "fast") -> None:
     """Say, before taking git's lock files, that a commit is under way and who takes
     the locks: ``fast`` (this module: marked with ``OWN_MODE``) or ``libgit2``."""
-    path = git / INTENT
-    path.parent.mkdir(exist_ok=True)
+    path = os.path.join(git, INTENT)
+    _folder(os.path.dirname(path))
     # Replaced whole: ``recover`` judges libgit2's lock files by this file's mtime and
     # says, so it must never find it half-written. Not fsynced (every write takes this
     # path): a kill loses nothing the page cache holds, and after a power cut a lost
@@ -51,11 +54,26 @@ def begin_commit(git: Path, how: str = "fast") -> None:
     atomic_write(path, f"{os.getpid()}\n{how}\n".encode(), durable=False)
 
 
-def end_commit(git: Path) -> None:
-    (git / INTENT).unlink(missing_ok=True)
+def end_commit(git: StrPath) -> None:
+    _remove(os.path.join(git, INTENT))
 
 
-def recover(root: Path) -> list[str]:
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _folder(path: str) -> None:
+    """``path`` as a folder, made when missing (its parent exists)."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+
+
+def recover(root: StrPath) -> list[str]:
     """Remove the lock files a ctx commit killed half-way left behind.
 
     Called with the context lock held: no other ctx is committing. A lock file
@@ -65,35 +83,36 @@ def recover(root: Path) -> list[str]:
     when it committed through libgit2 and they were made in the seconds after it
     began (an operator's git that took a lock just then is the one case left).
     """
-    git = root / ".git"
-    sweep_temporaries(git / DIR)  # a counter's or marker's temporary a killed ctx left
+    git = os.path.join(root, ".git")
+    sweep_temporaries(os.path.join(git, DIR))  # a counter's or marker's temporary a killed ctx left
     removed = []
     for name in LOCKS:
         try:
-            if os.stat(git / name).st_mode & 0o100:
-                (git / name).unlink()
+            if os.stat(os.path.join(git, name)).st_mode & 0o100:
+                os.unlink(os.path.join(git, name))
                 removed.append(name)
         except FileNotFoundError:
             continue
+    intent = os.path.join(git, INTENT)
     try:
-        began = (git / INTENT).stat().st_mtime
-        how = (git / INTENT).read_text(errors="replace").split()[1:2]
+        began = os.stat(intent).st_mtime
+        how = read_text(intent, errors="replace").split()[1:2]
     except (FileNotFoundError, IndexError):
         return removed
     for name in LOCKS if how == ["libgit2"] else ():
         try:
-            made = (git / name).stat().st_mtime
+            made = os.stat(os.path.join(git, name)).st_mtime
         except FileNotFoundError:
             continue
         if began - 1 <= made <= began + 5:
-            (git / name).unlink(missing_ok=True)
+            _remove(os.path.join(git, name))
             removed.append(name)
     end_commit(git)
     forget_state(root)
     return removed
 
 
-def _make_lock(path: Path) -> int | None:
+def _make_lock(path: str) -> int | None:
     """Create a lock file (``O_EXCL``) marked as ctx's; its descriptor, or None when
     another git holds it. ``_commit_lock`` renames it into place and only then
     gives it its final mode, so up to the rename it is known for ctx's."""
@@ -103,14 +122,14 @@ def _make_lock(path: Path) -> int | None:
         return None
 
 
-def _commit_lock(fd: int, lock: Path, target: Path, content: bytes, before_rename=None) -> bool:
+def _commit_lock(fd: int, lock: str, target: str, content: bytes, before_rename=None) -> bool:
     """Write ``content`` to the lock, rename it over ``target``, give it ``target``'s old
     mode; False (lock removed) when ``before_rename`` says no. Closes ``fd``."""
     mode = _mode_of(target)
     try:
         os.write(fd, content)
         if before_rename is not None and not before_rename():
-            lock.unlink(missing_ok=True)
+            _remove(lock)
             return False
         os.replace(lock, target)
         try:
@@ -119,13 +138,13 @@ def _commit_lock(fd: int, lock: Path, target: Path, content: bytes, before_renam
             pass
         return True
     except BaseException:
-        lock.unlink(missing_ok=True)
+        _remove(lock)
         raise
     finally:
         os.close(fd)
 
 
-def _mode_of(path: Path) -> int:
+def _mode_of(path: str) -> int:
     try:
         return os.stat(path).st_mode & 0o777
     except FileNotFoundError:
@@ -136,83 +155,85 @@ def _identity(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def _stat(path: Path) -> list[int] | None:
+def _stat(path: StrPath) -> list[int] | None:
     try:
         return _identity(os.stat(path))
     except FileNotFoundError:
         return None
 
 
-def _versioned(root: Path) -> dict[str, list[int]]:
+def _versioned(root: StrPath) -> dict[str, list[int]]:
     """Identity of every file ctx versions, as it is on disk now."""
     out = {}
     for name in MANAGED_FILES:
-        found = _stat(root / name)
+        found = _stat(os.path.join(root, name))
         if found is not None:
             out[name] = found
     for folder, test in (("memory", lambda n: n.endswith(".json") and not n.startswith(".")),
                          ("sessions", lambda n: True)):
+        where = os.path.join(root, folder)
         try:
-            names = os.listdir(root / folder)
+            names = os.listdir(where)
         except FileNotFoundError:
             continue
         for name in names:
-            if test(name) and (root / folder / name).is_file():
-                out[f"{folder}/{name}"] = _identity(os.stat(root / folder / name))
+            path = os.path.join(where, name)
+            if test(name) and os.path.isfile(path):
+                out[f"{folder}/{name}"] = _identity(os.stat(path))
     return out
 
 
 # --- the state ctx's last commit left -------------------------------------------------
 
 def _global_configs() -> list:
-    home = Path(os.path.expanduser("~"))
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    return [_stat(home / ".gitconfig"), _stat(xdg / "git" / "config")]
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    return [_stat(os.path.join(home, ".gitconfig")), _stat(os.path.join(xdg, "git", "config"))]
 
 
-def save_state(root: Path, head: str, root_tree: list[list[str]], memory_tree: list[list[str]],
+def save_state(root: StrPath, head: str, root_tree: list[list[str]], memory_tree: list[list[str]],
                blobs: dict[str, str], operator: list[str] | None = None, signing: dict | None = None) -> None:
     """Record the repository as a commit just left it (called by either way of committing).
 
     ``operator`` is this machine's git identity (the committer of every commit; None:
     none set), ``signing`` how git is told to sign (``signing.signing_config``; None:
     it is not): both read from the config, which the state's identity covers."""
-    git = root / ".git"
+    git = os.path.join(root, ".git")
     files = _versioned(root)
     if set(files) - set(blobs):
         return  # a versioned file git does not hold: let libgit2 look next time
-    state = {"head": head, "root": root_tree, "memory": memory_tree, "index": _stat(git / "index"),
-             "config": _stat(git / "config"), "global": _global_configs(), "operator": operator,
+    state = {"head": head, "root": root_tree, "memory": memory_tree, "index": _stat(os.path.join(git, "index")),
+             "config": _stat(os.path.join(git, "config")), "global": _global_configs(), "operator": operator,
              "signing": signing,
              "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
-    path = git / STATE
-    path.parent.mkdir(exist_ok=True)
+    path = os.path.join(git, STATE)
+    _folder(os.path.dirname(path))
     atomic_write(path, json.dumps(state).encode(), durable=False)  # lost, libgit2 looks next time
 
 
-def forget_state(root: Path) -> None:
-    (root / ".git" / STATE).unlink(missing_ok=True)
+def forget_state(root: StrPath) -> None:
+    _remove(os.path.join(root, ".git", STATE))
 
 
-def load_state(root: Path) -> dict | None:
+def load_state(root: StrPath) -> dict | None:
     """The recorded state, if the repository is still exactly as it says; else None."""
     return check_state(root)[0]
 
 
-def check_state(root: Path) -> tuple[dict | None, str]:
+def check_state(root: StrPath) -> tuple[dict | None, str]:
     """``load_state``, and when it is None why the fast commit cannot be used (a phrase
     for ``ctx doctor --check``); "" with a state."""
-    git = root / ".git"
-    if git.is_symlink() or not git.is_dir():
+    git = os.path.join(root, ".git")
+    if os.path.islink(git) or not os.path.isdir(git):
         return None, "the repository is not a plain .git directory"  # libgit2's way refuses it clearly
     try:
-        state = json.loads((git / STATE).read_text())
+        state = json.loads(read_text(os.path.join(git, STATE)))
     except FileNotFoundError:
         return None, "no record of ctx's last commit (.git/ctx/state.json)"
     except (OSError, ValueError):
         return None, "the record of ctx's last commit is unreadable"
     try:
-        if (git / "HEAD").read_text() != f"ref: {BRANCH_REF}\n":
+        if read_text(os.path.join(git, "HEAD")) != f"ref: {BRANCH_REF}\n":
             return None, f"HEAD is not the branch {BRANCH}"
         if head_id(root) != state["head"]:
             return None, "main moved since ctx's last commit (a commit, pull or reset outside ctx)"
@@ -221,11 +242,11 @@ def check_state(root: Path) -> tuple[dict | None, str]:
     except (OSError, ValueError, KeyError):
         return None, "the record of ctx's last commit is unreadable"
     for name in ("index.lock", "MERGE_HEAD", f"{BRANCH_REF}.lock"):
-        if (git / name).exists():
+        if os.path.exists(os.path.join(git, name)):
             return None, f".git/{name} exists"
-    if _stat(git / "index") != state["index"]:
+    if _stat(os.path.join(git, "index")) != state["index"]:
         return None, "git's index changed since ctx's last commit (a git add, status or gc?)"
-    if _stat(git / "config") != state["config"]:
+    if _stat(os.path.join(git, "config")) != state["config"]:
         return None, ".git/config changed since ctx's last commit"
     if state.get("global") != _global_configs():
         return None, "the user's git configuration changed since ctx's last commit"
@@ -234,11 +255,11 @@ def check_state(root: Path) -> tuple[dict | None, str]:
         changed = sorted(p for p in set(on_disk) | set(state["files"]) if on_disk.get(p) != state["files"].get(p))
         return None, f"{', '.join(changed[:3])} changed outside ctx"
     try:
-        recorded = os.stat(git / STATE).st_mtime_ns
+        recorded = os.stat(os.path.join(git, STATE)).st_mtime_ns
     except OSError:
         return None, "the record of ctx's last commit is unreadable"
     for path, ident in on_disk.items():
-        if _racy(ident[1], recorded) and blob_id((root / path).read_bytes()) != state["blobs"].get(path):
+        if _racy(ident[1], recorded) and blob_id(_read_bytes(os.path.join(root, path))) != state["blobs"].get(path):
             return None, f"{path} changed outside ctx"
     return state, ""
 
@@ -256,9 +277,14 @@ def _racy(mtime: int, recorded: int) -> bool:
 
 # --- the index -----------------------------------------------------------------------
 
-def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
-    index = git / "index"
-    data = index.read_bytes()
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _update_index(git: str, path: str, sha: str, st: os.stat_result) -> bool:
+    index = os.path.join(git, "index")
+    data = _read_bytes(index)
     if data[:4] != b"DIRC" or struct.unpack(">I", data[4:8])[0] != 2:
         return False
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:
@@ -282,7 +308,7 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
                          st.st_uid & 0xFFFFFFFF, st.st_gid & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
     body = data[:found] + fields + bytes.fromhex(sha) + data[found + 60:offset]  # extensions dropped
     body += hashlib.sha1(body).digest()
-    lock = git / "index.lock"
+    lock = os.path.join(git, "index.lock")
     fd = _make_lock(lock)
     if fd is None:
         return False  # another git's: left alone
@@ -294,7 +320,7 @@ def _update_index(git: Path, path: str, sha: str, st: os.stat_result) -> bool:
 
 # --- the commit ----------------------------------------------------------------------------
 
-def commit_store(root: Path, state: dict, store_path: str, content: bytes, message: str,
+def commit_store(root: StrPath, state: dict, store_path: str, content: bytes, message: str,
                  name: str, email: str, committer: tuple[str, str] | None = None,
                  old: bytes | None = None) -> tuple[str, int] | None:
     """Commit one store file's new ``content``, by author ``name <email>`` and ``committer``
@@ -302,7 +328,7 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     or None to fall back. A signer that fails raises GitError before anything is written.
     ``old``: the file's bytes in HEAD, whose loose blob's pieces the new one may reuse
     (``pieces.py``)."""
-    git = root / ".git"
+    git = os.path.join(root, ".git")
     file_name = store_path.split("/", 1)[1]
     if store_path not in state["files"] or not any(e[1] == file_name for e in state["memory"]):
         return None  # a file new to git: libgit2 adds it
@@ -332,12 +358,12 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
     for sha, data in ((memory_sha, memory_data), (root_sha, root_data), (commit, commit_data)):
         written += _write_object(git, sha, data)
     phases.lap("compress")
-    st = os.stat(root / store_path)
+    st = os.stat(os.path.join(root, store_path))
     if _identity(st)[0] != len(content):
         return None
-    ref = git / BRANCH_REF  # a loose ref wins over packed-refs
-    ref.parent.mkdir(parents=True, exist_ok=True)
-    lock = ref.with_name(f"{BRANCH}.lock")
+    ref = os.path.join(git, BRANCH_REF)  # a loose ref wins over packed-refs
+    os.makedirs(os.path.dirname(ref), exist_ok=True)
+    lock = os.path.join(os.path.dirname(ref), f"{BRANCH}.lock")
     begin_commit(git)
     fd = _make_lock(lock)
     if fd is None:
@@ -358,8 +384,8 @@ def commit_store(root: Path, state: dict, store_path: str, content: bytes, messa
         subject = message.split("\n", 1)[0]
         by_whom = f"{committer_name} <{committer_email}> {now} +0000"  # git logs the committer
         line = f"{state['head']} {commit} {by_whom}\tcommit: {subject}\n".encode()
-        for log in (git / "logs" / "HEAD", git / "logs" / BRANCH_REF):
-            log.parent.mkdir(parents=True, exist_ok=True)
+        for log in (os.path.join(git, "logs", "HEAD"), os.path.join(git, "logs", BRANCH_REF)):
+            os.makedirs(os.path.dirname(log), exist_ok=True)
             with open(log, "ab") as handle:
                 handle.write(line)
         if _update_index(git, store_path, blob, st):

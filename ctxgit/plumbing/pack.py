@@ -8,18 +8,22 @@ write. Without a git executable, ``ctx doctor`` reports the growth instead.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ctx import settings
 from ctx.errors import StoreError
-from ctx.storage.files import atomic_write
+from ctx.storage.files import atomic_write, read_text
 from ctxgit.gitfiles.layout import LOOSE_BYTES as STATE
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
-def loose_size(git_dir: Path, oid) -> int:
+
+def loose_size(git_dir: StrPath, oid) -> int:
     text = str(oid)
     try:
-        return (git_dir / "objects" / text[:2] / text[2:]).stat().st_size
+        return os.stat(os.path.join(git_dir, "objects", text[:2], text[2:])).st_size
     except OSError:
         return 0
 
@@ -29,7 +33,7 @@ def after_commit(repo, oid) -> bool:
 
     Returns True when a background ``git gc`` was started.
     """
-    git_dir = Path(repo.path)
+    git_dir = repo.path
     commit = repo[oid]
     added = loose_size(git_dir, oid) + loose_size(git_dir, commit.tree_id)
     parent_tree = commit.parents[0].tree if commit.parents else None
@@ -38,20 +42,23 @@ def after_commit(repo, oid) -> bool:
     return account(git_dir, added)
 
 
-def account(git_dir: Path, added: int) -> bool:
+def account(git_dir: StrPath, added: int) -> bool:
     """Add ``added`` loose bytes to the running count; past the threshold, start a packing."""
-    state = git_dir / STATE
+    state = os.path.join(git_dir, STATE)
     try:
-        debt = int(state.read_text())
+        debt = int(read_text(state))
     except (OSError, ValueError):
         debt = 0
     debt += added
     started = False
     if debt >= settings.byte_count("CTX_PACK_THRESHOLD"):
-        started = start_gc(git_dir.parent)
+        started = start_gc(os.path.dirname(os.path.normpath(git_dir)))
         if started:
             debt = 0
-    state.parent.mkdir(exist_ok=True)
+    try:
+        os.mkdir(os.path.dirname(state))
+    except FileExistsError:
+        pass
     try:
         # replaced whole (a count cut short would read as a smaller one), never fsynced:
         # every write takes this path, and a count lost to a crash only delays a packing
@@ -70,7 +77,7 @@ def account(git_dir: Path, added: int) -> bool:
 PACK_WINDOW = "pack.window=1"
 
 
-def start_gc(root: Path) -> bool:
+def start_gc(root: StrPath) -> bool:
     """Start ``git gc --quiet`` detached in ``root``; False when git is missing."""
     import shutil
     import subprocess  # here, not at the top: most writes never pack, and start-up counts

@@ -22,12 +22,17 @@ object written is always exactly ``zlib`` of its bytes.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import zlib
-from pathlib import Path
 
 from ctx.errors import StoreError
+from ctx.storage.files import read_text
 from ctxgit.gitfiles.layout import PIECES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 PIECE = 1 << 16
 MAP = PIECES
@@ -40,11 +45,11 @@ def _squeeze(data) -> bytes:
     return compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH)
 
 
-def _load(git: Path, path: str, blob: str | None) -> dict | None:
+def _load(git: StrPath, path: str, blob: str | None) -> dict | None:
     if blob is None:
         return None
     try:
-        entry = json.loads((git / MAP).read_text()).get(path)
+        entry = json.loads(read_text(os.path.join(git, MAP))).get(path)
     except (OSError, ValueError, AttributeError):
         return None
     return entry if isinstance(entry, dict) and entry.get("blob") == blob else None
@@ -62,7 +67,7 @@ def _combine(first: int, second: int, length: int) -> int:
 _BASE = 65521  # the largest prime below 2**16: Adler-32's modulus
 
 
-def _old_pieces(git: Path, path: str, blob: str | None, header: bytes, old: bytes | None):
+def _old_pieces(git: StrPath, path: str, blob: str | None, header: bytes, old: bytes | None):
     """``(compressed bytes, [(raw offset, raw length, compressed offset, compressed length,
     Adler-32 of the raw piece)])`` of the old loose object, when its map holds and its
     Adler-32 is the old content's; else None."""
@@ -72,7 +77,8 @@ def _old_pieces(git: Path, path: str, blob: str | None, header: bytes, old: byte
     try:
         pieces = [(int(r), int(c)) for r, c in entry["pieces"]]
         first = int(entry["head"])
-        stream = (git / "objects" / blob[:2] / blob[2:]).read_bytes()
+        with open(os.path.join(git, "objects", blob[:2], blob[2:]), "rb") as handle:
+            stream = handle.read()
     except (OSError, KeyError, TypeError, ValueError):
         return None
     if sum(r for r, _ in pieces) != len(old):
@@ -93,7 +99,7 @@ def _old_pieces(git: Path, path: str, blob: str | None, header: bytes, old: byte
     return stream, out
 
 
-def compress(git: Path, path: str, blob: str, header: bytes, content: bytes,
+def compress(git: StrPath, path: str, blob: str, header: bytes, content: bytes,
              old: bytes | None, old_blob: str | None) -> tuple[bytes, dict]:
     """The loose object bytes of ``header + content`` (blob ``blob`` of the store file
     ``path``), reusing the old blob's pieces that ``content`` still holds; and their map,
@@ -137,13 +143,13 @@ def compress(git: Path, path: str, blob: str, header: bytes, content: bytes,
     return b"".join(parts), {"blob": blob, "head": len(head), "pieces": sizes, "reused": reused}
 
 
-def remember(git: Path, path: str, entry: dict | None) -> None:
+def remember(git: StrPath, path: str, entry: dict | None) -> None:
     """Keep the map of ``path``'s newest loose blob, as ``compress`` made it and it was
     written (None: the blob is not one this module wrote); never fails the commit."""
-    target = git / MAP
+    target = os.path.join(git, MAP)
     try:
         try:
-            known = json.loads(target.read_text())
+            known = json.loads(read_text(target))
             known = known if isinstance(known, dict) else {}
         except (OSError, ValueError):
             known = {}

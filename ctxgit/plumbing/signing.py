@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from ctx.storage.files import StrPath
+
 FORMATS = {"openpgp": ("gpg.openpgp.program", "gpg"), "ssh": ("gpg.ssh.program", "ssh-keygen"),
            "x509": ("gpg.x509.program", "gpgsm")}
 GOOD, BAD, UNKNOWN, UNSIGNED = "good", "bad", "unknown signer", "unsigned"
@@ -125,13 +127,13 @@ class Scratch:
         os.rmdir(self.path)
 
 
-def _resolve(path: str, cwd: Path | None) -> str:
+def _resolve(path: str, cwd: StrPath | None) -> str:
     """A path as git reads it in the repository: ``~`` expanded, relative to the work tree."""
     full = os.path.expanduser(path)
     return full if os.path.isabs(full) or cwd is None else str(Path(cwd) / full)
 
 
-def _run(argv: list[str], data: bytes | None, cwd: Path | None, what: str,
+def _run(argv: list[str], data: bytes | None, cwd: StrPath | None, what: str,
          after: str = "; nothing was written") -> Ran:
     """Run ``argv`` with ``data`` on its standard input; a program that cannot be run is
     a GitError saying ``what`` failed (and ``after``)."""
@@ -172,7 +174,7 @@ def _failed(program: str, done: Ran) -> GitError:
                     f"{_first_line(done.stderr)}; nothing was written")
 
 
-def sign(payload: bytes, how: dict, committer: tuple[str, str], cwd: Path | None = None) -> str:
+def sign(payload: bytes, how: dict, committer: tuple[str, str], cwd: StrPath | None = None) -> str:
     """The signature of a commit's bytes, as git makes it; GitError when the signer fails."""
     form = how.get("format")
     if form == "ssh":
@@ -183,7 +185,7 @@ def sign(payload: bytes, how: dict, committer: tuple[str, str], cwd: Path | None
                    "(openpgp, ssh or x509); nothing was written")
 
 
-def _sign_gpg(payload: bytes, how: dict, committer: tuple[str, str], cwd: Path | None) -> str:
+def _sign_gpg(payload: bytes, how: dict, committer: tuple[str, str], cwd: StrPath | None) -> str:
     program = how["program"]
     key = how.get("key") or f"{committer[0]} <{committer[1]}>"  # git's default: the committer
     done = _run([program, "--status-fd=2", "-bsau", key], payload, cwd, "signing the commit failed")
@@ -198,7 +200,7 @@ def _literal_key(key: str) -> str | None:
     return key if key.startswith("ssh-") else None
 
 
-def _sign_ssh(payload: bytes, how: dict, cwd: Path | None) -> str:
+def _sign_ssh(payload: bytes, how: dict, cwd: StrPath | None) -> str:
     program = how["program"]
     key = how.get("key") or ""
     if not key and how.get("key_command"):
@@ -267,7 +269,7 @@ class Verdict:
         return {"signature": self.status, "signer": self.signer, "signature_detail": self.detail}
 
 
-def verify_commit(commit: Any, settings: dict, cwd: Path | None = None) -> Verdict:
+def verify_commit(commit: Any, settings: dict, cwd: StrPath | None = None) -> Verdict:
     """The verdict on one pygit2 commit's signature."""
     signature, payload = commit.gpg_signature
     return _verify(signature, payload, commit.commit_time, settings, cwd)
@@ -276,7 +278,7 @@ def verify_commit(commit: Any, settings: dict, cwd: Path | None = None) -> Verdi
 VERIFIERS = max(2, min(8, (os.cpu_count() or 1) * 2))  # processes at once: each mostly waits for its child
 
 
-def verify_many(repo: Any, ids: list[str], settings: dict, cwd: Path | None = None) -> list[Verdict]:
+def verify_many(repo: Any, ids: list[str], settings: dict, cwd: StrPath | None = None) -> list[Verdict]:
     """The verdicts on the commits ``ids``, in their order. Each signature takes one or two
     verifier processes (``ssh-keygen``, ``gpg``): they run a few at a time, the commits read
     beforehand on this thread (a pygit2 repository is not shared between threads)."""
@@ -289,7 +291,7 @@ def verify_many(repo: Any, ids: list[str], settings: dict, cwd: Path | None = No
 
 
 def _verify(signature: bytes | None, payload: bytes | None, when: int, settings: dict,
-            cwd: Path | None) -> Verdict:
+            cwd: StrPath | None) -> Verdict:
     if not signature:
         return Verdict(UNSIGNED)
     payload = payload or b""
@@ -303,7 +305,7 @@ def _verify(signature: bytes | None, payload: bytes | None, when: int, settings:
         return Verdict(UNKNOWN, detail=str(exc))
 
 
-def _verify_ssh(signature: bytes, payload: bytes, settings: dict, when: int, cwd: Path | None) -> Verdict:
+def _verify_ssh(signature: bytes, payload: bytes, settings: dict, when: int, cwd: StrPath | None) -> Verdict:
     program, allowed = settings["ssh"], settings["allowed"]
     at = "-Overify-time=" + time.strftime("%Y%m%d%H%M%S", time.localtime(when))
     with Scratch() as tmp:
@@ -338,7 +340,7 @@ def _verify_ssh(signature: bytes, payload: bytes, settings: dict, when: int, cwd
         return Verdict(UNKNOWN, detail=key or "key not in the allowed signers")
 
 
-def _verify_gpg(signature: bytes, payload: bytes, settings: dict, form: str, cwd: Path | None) -> Verdict:
+def _verify_gpg(signature: bytes, payload: bytes, settings: dict, form: str, cwd: StrPath | None) -> Verdict:
     program = settings[form]
     with Scratch() as tmp:
         sig_file = tmp / "commit.sig"

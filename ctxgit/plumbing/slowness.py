@@ -13,20 +13,24 @@ clears the count, and ``ctx doctor --check`` reports a count of
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ctx.errors import StoreError
+from ctx.storage.files import read_text
 from ctxgit.gitfiles.layout import SLOW_COMMITS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
 
 NAME = SLOW_COMMITS  # in .git: "<count>\t<why the last one was slow>"
 REPORT_AFTER = 5
 
 
-def _path(root: Path) -> Path:
-    return Path(root) / ".git" / NAME
+def _path(root: StrPath) -> str:
+    return os.path.join(root, ".git", NAME)
 
 
-def fast(root: Path) -> None:
+def fast(root: StrPath) -> None:
     """A write was committed the fast way: the slow run, if any, is over."""
     try:
         os.unlink(_path(root))
@@ -34,26 +38,26 @@ def fast(root: Path) -> None:
         pass
 
 
-def slow(root: Path, why: str) -> None:
+def slow(root: StrPath, why: str) -> None:
     """A write was committed through libgit2, because ``why``. Never raises."""
     count = _read(root)[0] + 1
     try:
-        _path(root).parent.mkdir(exist_ok=True)
+        os.makedirs(os.path.dirname(_path(root)), exist_ok=True)
         from ctx.storage.files import atomic_write
         atomic_write(_path(root), f"{count}\t{' '.join(why.split())}\n".encode(), durable=False)
     except (OSError, StoreError):
         pass
 
 
-def _read(root: Path) -> tuple[int, str]:
+def _read(root: StrPath) -> tuple[int, str]:
     try:
-        count, _, why = _path(root).read_text(encoding="utf-8").partition("\t")
+        count, _, why = read_text(_path(root)).partition("\t")
         return int(count), why.strip()
     except (OSError, ValueError):
         return 0, ""
 
 
-def report(root: Path) -> str | None:
+def report(root: StrPath) -> str | None:
     """What ``ctx doctor --check`` says when the last writes were all slow; None if not."""
     count, why = _read(root)
     if count < REPORT_AFTER:

@@ -12,20 +12,24 @@ since the last ``ctx brief``).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ctx.errors import StoreError
 from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import SINCE_LAG
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
+
 EVERY = 8
 
 
-def _path(root: Path) -> Path:
-    return Path(root) / ".git" / SINCE_LAG
+def _path(root: StrPath) -> str:
+    return os.path.join(root, ".git", SINCE_LAG)
 
 
-def keep(root: Path, now: bool = False) -> None:
+def keep(root: StrPath, now: bool = False) -> None:
     """After a write (``now``: after a pull, whose commits could be many): bring the log
     up to HEAD when it is due. Never raises: the log is a cache, and the next ``ctx
     brief`` or ``ctx start`` reads the history it lacks."""
@@ -38,11 +42,12 @@ def keep(root: Path, now: bool = False) -> None:
         pass
 
 
-def due(root: Path) -> bool:
+def due(root: StrPath) -> bool:
     """Count this write; True when the log should be brought up to HEAD now."""
     path = _path(root)
     try:
-        count = int(path.read_bytes() or b"x") + 1
+        with open(path, "rb") as handle:
+            count = int(handle.read() or b"x") + 1
     except (OSError, ValueError):
         return True  # no count yet (or a garbled one): bring the log up now
     if count >= EVERY:
@@ -54,7 +59,7 @@ def due(root: Path) -> bool:
     return False
 
 
-def reset(root: Path) -> None:
+def reset(root: StrPath) -> None:
     """The log is at HEAD: no write is behind it."""
     try:
         _write(_path(root), 0)
@@ -62,7 +67,7 @@ def reset(root: Path) -> None:
         pass
 
 
-def _write(path: Path, count: int) -> None:
+def _write(path: str, count: int) -> None:
     # Replaced whole, so a reader never sees a count cut short; never fsynced: a count
     # lost to a crash only moves the catch-up by a write or two (none at all: it runs now).
     atomic_write(path, b"%d" % count, durable=False)

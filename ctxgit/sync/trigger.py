@@ -20,6 +20,10 @@ from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import AUTOSYNC_LOCK, MACHINE, SYNC_LOG, tracking_ref
 from ctxgit.gitfiles.refs import head_id, ref_id
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ctx.storage.files import StrPath
+
 START_DELAY = 0.1  # seconds between a write and the start of the push it triggers
 _spawned: list[int] = []
 
@@ -76,7 +80,7 @@ def running(root: Path) -> bool:
     return False
 
 
-def after_write(root: Path) -> bool:
+def after_write(root: StrPath) -> bool:
     """Start a background push when auto-sync is on and main is ahead; True when one was
     started. Never raises: a write's success never depends on it."""
     try:
