@@ -41,11 +41,11 @@ def excerpt(value: Any, bound: int) -> str:
 def local_time(stamp: Any, with_time: bool = True) -> str:
     """A stored timestamp in local time (§3.3: tools display local time); a missing or
     malformed one (an entry written by hand) shows as unknown, not as 1970."""
-    moment = model.ts_key(stamp)
-    if moment == model.ts_key(None):
+    seconds = model.ts_seconds(stamp)
+    if seconds == 0:  # (the epoch: what a malformed stamp sorts as)
         return "date unknown"
     # the local zone of that moment, as astimezone() finds it, at half its cost
-    return time.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d", time.localtime(moment.timestamp()))
+    return time.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d", time.localtime(seconds))
 
 
 # --- entries ----------------------------------------------------------------------------

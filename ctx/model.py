@@ -125,6 +125,28 @@ def ts_key(text: Any) -> datetime:
     return _EPOCH
 
 
+_DAY_STARTS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its 00:00 UTC in epoch seconds (None: no such day)
+
+
+def ts_seconds(text: Any) -> float:
+    """``ts_key(text).timestamp()``: seconds since the epoch, 0 for a malformed stamp. A
+    stamp in the stored form costs no datetime of its own (a list shows a time per entry,
+    an index rebuild keeps one per entry): its day is read once per process."""
+    if isinstance(text, str) and _stored_form(text):
+        day = text[:10]
+        start = _DAY_STARTS.get(day, -1)
+        if start == -1:
+            try:
+                start = int(datetime.fromisoformat(day + "T00:00:00+00:00").timestamp())
+            except ValueError:
+                start = None
+            _DAY_STARTS[day] = start
+        hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        if start is not None and hour < 24 and minute < 60 and second < 60:
+            return float(start + hour * 3600 + minute * 60 + second)
+    return ts_key(text).timestamp()
+
+
 # --- values (§9.1) --------------------------------------------------------------
 
 _LITERALS = {"true": True, "false": False, "null": None}

@@ -84,7 +84,7 @@ def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
     status = entry.get("status") or None
     scope = entry.get("scope", "global")
     due = entry.get("due")  # a due date (ctx/resurface.py): the DUE section finds them by by_due
-    return (store, key, model.STORES.index(store), model.ts_key(entry.get("timestamp")).timestamp(),
+    return (store, key, model.STORES.index(store), model.ts_seconds(entry.get("timestamp")),
             entry.get("source") if isinstance(entry.get("source"), str) else None,
             status if isinstance(status, str) else ("?" if status else None),
             scope if isinstance(scope, str) else None, tags_text, key.lower(),

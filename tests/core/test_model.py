@@ -202,6 +202,19 @@ def test_parse_ts_reads_the_stored_form_as_the_general_rule_does(text):
         assert parse_ts(text) == general
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789-T:Z ZtT\u0663\u00b2+.", min_size=18, max_size=22)
+       | st.datetimes(timezones=st.just(UTC)).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+       | st.from_regex(r"\d{4}-(0\d|1[0-3])-[0-3]\dT[0-2]\d:[0-6]\d:[0-6]\dZ", fullmatch=True)
+       | st.none() | st.integers())
+def test_ts_seconds_is_the_sort_keys_timestamp(text):
+    """``ts_seconds`` (a list's local times, the index's time column) reads a stored-form
+    stamp without a datetime of its own: the same seconds, 0 for whatever is malformed
+    (February 30th, hour 24, second 60, Unicode digits)."""
+    assert model.ts_seconds(text) == model.ts_key(text).timestamp()
+    assert model.ts_seconds(text) == model.ts_key(text).timestamp()  # (the day, read once, again)
+
+
 def test_ts_key_sorts_malformed_timestamps_as_oldest():
     assert model.ts_key("garbage") < model.ts_key("1971-01-01T00:00:00Z")
     assert model.ts_key(None) == model.ts_key(12345)
