@@ -51,10 +51,18 @@ LAUNCH = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable
 
 
 def entry_point(tree: Path) -> tuple[str, str]:
-    """The module and function of the tree's ``ctx`` console script (it moved between revisions)."""
+    """The module and function the tree's ``ctx`` runs (it moved between revisions): its
+    console script's entry point, or since bin/ctx (installed as written) what that imports."""
     data = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))
-    module, _, func = data["project"]["scripts"]["ctx"].partition(":")
-    return module, func
+    script = data["project"].get("scripts", {}).get("ctx")
+    if script:
+        module, _, func = script.partition(":")
+        return module, func
+    import ast
+    for node in ast.parse((tree / "bin" / "ctx").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ctx":
+            return node.module or "", node.names[0].name
+    raise SystemExit(f"{tree}: no ctx entry point in pyproject.toml, nor an import of ctx in bin/ctx")
 
 
 def commands(key: str) -> list[tuple[str, list[str]]]:
