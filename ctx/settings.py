@@ -93,7 +93,17 @@ def path(name: str, env: Mapping[str, str] | None = None) -> str:
     """An absolute path, ``~`` expanded. A ``str``: pathlib (with the urllib.parse, ipaddress
     and re it imports) costs a read ~4 ms at every start, and no read needs it."""
     raw, default = _raw(name, PATH, env)
-    return os.path.abspath(os.path.expanduser(raw or default))
+    return absolute(os.path.expanduser(raw or default))
+
+
+def absolute(raw: str) -> str:
+    """``str(Path(raw).absolute())`` without pathlib: joined to the working folder when
+    relative, "." parts and repeated slashes dropped, ".." kept (``abspath`` would drop
+    them as text, but the parent of a link is not the folder the text names)."""
+    if not os.path.isabs(raw):
+        raw = os.path.join(os.getcwd(), raw)
+    head = "//" if raw.startswith("//") and not raw.startswith("///") else "/"
+    return head + "/".join(p for p in raw.split("/") if p and p != ".")
 
 
 def _number(name: str, kind: str, convert: Callable[[str], Any], unit: str,

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from ctx import settings
 from ctx.errors import InvalidArgument
@@ -144,6 +147,13 @@ def test_git_transport(monkeypatch):
     assert str(caught.value) == "CTX_GIT_TRANSPORT='ssh' is not one of git, libgit2 (the default is git)"
 
 
+@examples(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["/", "//", ".", "..", "a", "b c", "é", "./", "../", "x/"]), max_size=8).map("".join))
+def test_a_path_is_made_absolute_as_pathlib_makes_it(raw):
+    """CTX_HOME as ``Path(raw).absolute()`` made it, without pathlib: ".." kept."""
+    assert settings.absolute(raw or ".") == str(Path(raw or ".").absolute())
+
+
 def test_home(monkeypatch, tmp_path):
     home = Path(os.environ["HOME"])
     monkeypatch.delenv("CTX_HOME")
@@ -155,6 +165,7 @@ def test_home(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     assert settings.home({"CTX_HOME": "relative"}) == str(tmp_path / "relative")  # made absolute
     assert settings.home({"CTX_HOME": "relative/./x//"}) == str(tmp_path / "relative" / "x")
+    assert settings.home({"CTX_HOME": "a/../b"}) == str(tmp_path / "a" / ".." / "b")  # (a may be a link)
 
 
 @pytest.mark.parametrize("name, read", [("CTX_AUTHOR", settings.author),
