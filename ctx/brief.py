@@ -194,6 +194,7 @@ def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_C
 
 def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: Since | None) -> Brief:
     from ctx.storage.index import Where
+    from ctx.storage.indextables import DECISION_ROWS, OPERATOR_ROWS
     now = now or datetime.now(UTC)
     warnings: list[str] = []
     usable: list[str] = []
@@ -217,7 +218,8 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
             printed.add(("shared", FOCUS_KEY))
 
     limit, bound = INSTRUCTIONS
-    where = Where().add("source = 'operator'").add("(status IS NULL OR status != 'superseded')")
+    # (the operator's rows, by an index of their own: never every row of the stores)
+    where = Where().add(OPERATOR_ROWS).add("(status IS NULL OR status != 'superseded')").narrowing()
     chosen = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, limit,
                        where.tags(INSTRUCTION_TAGS))
     brief.instructions = [_item(r, bound) for r in chosen]
@@ -242,8 +244,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
         return (r.entry.get("status") != "superseded" and _is_decision(r.key, r.entry)
                 and model.ts_key(r.entry.get("timestamp")) >= horizon)
     where = Where().add("ts >= ?", horizon.timestamp() - 0.001) \
-        .add("(status IS NULL OR status != 'superseded')") \
-        .add("(instr(tags, ?) > 0 OR substr(key, 1, 8) = 'decision')", "\x1fdecision\x1f")
+        .add("(status IS NULL OR status != 'superseded')").add(DECISION_ROWS).narrowing()
     chosen = ctx.query(["shared"] if "shared" in usable else [], decision, limit, where)
     brief.decisions = [_item(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)

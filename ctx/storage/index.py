@@ -38,11 +38,10 @@ if TYPE_CHECKING:
 from ctx import model
 from ctx.storage import indextables
 from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, store_path
-from ctx.storage.indextables import FILE
+from ctx.storage.indextables import FILE, SEP
 
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
 RACY_NS = 2_000_000_000
-SEP = "\x1f"
 # search --semantic: a word held by this share of the entries or more (in a context of COMMON_FROM
 # or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
 COMMON = 0.125

@@ -49,6 +49,15 @@ HISTORY = "history"
 
 SINCE_LOG_VERSION = "1"  # kept in log_state; another value: the since-log is dropped and read again
 
+SEP = "\x1f"  # the tags column: each tag between two of these
+
+# What the brief's INSTRUCTIONS and DECISIONS sections read (ctx/brief.py), each with an index of
+# its own rows only, newest first: a query that names the very same condition walks those rows
+# and stops at its limit, however many other entries the stores hold (at 100,000 entries the two
+# sections read every row of their stores and sorted what passed: 53 and 34 ms of a 92 ms brief).
+OPERATOR_ROWS = "source = 'operator'"
+DECISION_ROWS = f"(instr(tags, '{SEP}decision{SEP}') > 0 OR substr(key, 1, 8) = 'decision')"
+
 _SQL: dict[str, str] = {
     ENTRIES: """
 CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
@@ -58,6 +67,8 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE INDEX IF NOT EXISTS by_due ON entries(due) WHERE due IS NOT NULL;
+CREATE INDEX IF NOT EXISTS by_operator ON entries(ts DESC, rank, key) WHERE """ + OPERATOR_ROWS + """;
+CREATE INDEX IF NOT EXISTS by_decision ON entries(ts DESC, rank, key) WHERE """ + DECISION_ROWS + """;
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
                                   incomplete BLOB, body INTEGER, close INTEGER);

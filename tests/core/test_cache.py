@@ -192,3 +192,28 @@ def test_without_a_state_folder_there_is_no_index(root, run):
     assert bare.get("k")["value"] == "two" and bare.counts()["shared"] == 1
     assert not index_file(root).exists()
     assert Context(root).get("k")["value"] == "two" and index_file(root).exists()
+
+
+def test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own(root, run):
+    """INSTRUCTIONS and DECISIONS walk the operator's rows and the decisions' rows, newest
+    first, by partial indexes (never every row of their stores, then a sort): at 100,000
+    entries that scan and sort was 87 of a 92 ms brief."""
+    assert run("set", "seed", "x").exit_code == 0   # a repository, so the index can live in .git
+    _write(root, random.Random(3), n=200)
+    ctx = Context(root=root, cache="update")
+    now = datetime(2026, 1, 5, tzinfo=UTC)
+    before = render_brief(build_brief(ctx, now=now))  # (the index built, with its partial indexes)
+    index = ctx.fresh_index(list(STORES))
+    assert index is not None
+    statements: list[str] = []
+    index.db.set_trace_callback(statements.append)
+    assert render_brief(build_brief(ctx, now=now)) == before
+    index.db.set_trace_callback(None)
+    plans = {}
+    for sql in statements:
+        for name, condition in (("by_operator", "source = 'operator'"), ("by_decision", "'decision')")):
+            if sql.startswith("SELECT") and condition in sql:
+                plans[name] = " ".join(row[3] for row in index.db.execute("EXPLAIN QUERY PLAN " + sql))
+    assert set(plans) == {"by_operator", "by_decision"}, statements
+    for name, plan in plans.items():
+        assert f"USING INDEX {name}" in plan and "TEMP B-TREE" not in plan, (name, plan)
