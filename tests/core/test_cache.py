@@ -217,3 +217,18 @@ def test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own(root
     assert set(plans) == {"by_operator", "by_decision"}, statements
     for name, plan in plans.items():
         assert f"USING INDEX {name}" in plan and "TEMP B-TREE" not in plan, (name, plan)
+
+
+@pytest.mark.parametrize("name", ["plain", "a b", "q?x", "h#x", "p%41", "é ü", "semi;colon&amp=1"])
+def test_the_index_opens_whatever_the_folders_name(tmp_path, name):
+    """The index's ``file:`` URI is made without pathlib: a name SQLite's URI would misread
+    (?, #, %) reaches SQLite escaped, read-only opens included."""
+    import sqlite3
+
+    from ctx.storage.index import file_uri
+    path = tmp_path / name / "index.sqlite"
+    path.parent.mkdir()
+    sqlite3.connect(path).execute("CREATE TABLE t(x)").connection.commit()
+    db = sqlite3.connect(file_uri(str(path)) + "?mode=ro", uri=True)
+    assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("t",)]
+    assert file_uri(str(path)) == path.as_uri()
