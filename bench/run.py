@@ -63,6 +63,12 @@ print(marshal.loads(row[0])["value"][:20])
 """
 FIND_WORD = "hits += [k for k, e in entries.items() if {word!r} in str(e.get('value')).lower()][:50]"
 FIND_TAG = "hits += [k for k, e in entries.items() if {tag!r} in e.get('tags', [])]"
+# the same, printing what `ctx list` prints of each hit: its name, time and the head of its value
+# (the floor of `list --tag` above prints only a count)
+FIND_TAG_PRINTED = ("found = [k for k, e in entries.items() if {tag!r} in e.get('tags', [])]; hits += found; "
+                    "print('\\n'.join(name + '/' + k + '  ' + str(entries[k].get('timestamp', ''))[:16] + '  '"
+                    " + ' '.join(str(entries[k].get('value')).split())[:100] for k in sorted("
+                    "found, key=lambda k: entries[k].get('timestamp', ''), reverse=True)))")
 FIND_ALL = "hits += sorted(entries.items(), key=lambda kv: kv[1].get('timestamp', ''))[-10:]"
 
 WRITE_FLOOR = """
@@ -200,6 +206,9 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
         "floor: python -c opening the SQLite index for the same query")
     add("search WORD", measure(["search", "vacuum"], floor(all_stores, FIND_WORD.format(word="vacuum")), env, runs))
     add("list --tag T", measure(["list", "--tag", "infra"], floor(all_stores, FIND_TAG.format(tag="infra")), env, runs))
+    add("list --tag T (printed floor)", measure(["list", "--tag", "infra"],
+                                               floor(all_stores, FIND_TAG_PRINTED.format(tag="infra")), env, runs),
+        "floor: the same, printing a line per hit as ctx does")
     add("brief", measure(["brief"], floor(all_stores, FIND_ALL), env, runs))
     add("start", measure(["start"], floor(all_stores, FIND_ALL), env, runs))
     brief_ms = rows[-2][1]
