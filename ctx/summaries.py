@@ -107,11 +107,10 @@ def open_section(text: str) -> str | None:
 def suffix_sequence():
     """Suffixes of §7 in order: '', b … z, za … zz, zza …"""
     yield ""
-    for letter in "bcdefghijklmnopqrstuvwxyz":
-        yield letter
+    yield from _LETTERS[1:]
     depth = 1
     while True:
-        for letter in "abcdefghijklmnopqrstuvwxyz":
+        for letter in _LETTERS:
             yield "z" * depth + letter
         depth += 1
 

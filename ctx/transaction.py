@@ -28,8 +28,10 @@ from ctx.storage.files import (
     StoreFile,
     atomic_write,
     check_writable,
+    read_bytes,
     read_known,
     read_store,
+    remove,
     sweep_temporaries,
     write_store,
 )
@@ -158,23 +160,15 @@ def _write_file(root: StrPath, rel: str, content: bytes | None) -> tuple[str, by
     if os.path.commonpath([os.path.realpath(path), inside]) != inside:
         raise InvalidArgument(f"{rel}: outside the context root")
     try:
-        with open(path, "rb") as handle:
-            old: bytes | None = handle.read()
+        old: bytes | None = read_bytes(path)
     except FileNotFoundError:
         old = None
     if content is None:
-        _remove(path)
+        remove(path)
     else:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         atomic_write(path, content)
     return path, old
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _restore(written: list[tuple[str, bytes | None]]) -> None:
@@ -184,6 +178,6 @@ def _restore(written: list[tuple[str, bytes | None]]) -> None:
             if old is not None:
                 atomic_write(path, old)
             else:
-                _remove(path)
+                remove(path)
         except OSError:
             pass

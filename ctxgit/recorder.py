@@ -24,7 +24,7 @@ from ctx import phases, settings
 from ctx.changes import Change
 from ctx.display import excerpt
 from ctx.errors import CredentialRefused, GitError, StoreError
-from ctx.storage.files import parse_store
+from ctx.storage.files import parse_store, read_bytes
 from ctxgit.gitfiles import identity
 from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing import fastcommit, slowness
@@ -305,8 +305,7 @@ class GitRecorder:
             name, email = identity.identity_or_operator("", "")
         content = change.contents.get(paths[0])
         if content is None:
-            with open(os.path.join(self.root, paths[0]), "rb") as handle:
-                content = handle.read()
+            content = read_bytes(os.path.join(self.root, paths[0]))
         from hooks.newsecrets import Changed, refuse_new
         if not change.forced:  # the one commit check (libgit2's way makes the same)
             refuse_new([Changed(paths[0], edits=[(e.store, e.key, e.before, e.after) for e in change.edits],

@@ -156,10 +156,9 @@ def after_write(run: Run) -> None:
     authored = {context.where for context in run.contexts if context.author}
     for root in dict.fromkeys(context.where for context in run.contexts):
         try:
+            from ctx.storage.files import read_bytes
             from ctxgit.gitfiles.layout import MACHINE, path
-            with open(path(root, MACHINE), "rb") as machine:
-                auto = b"sync-auto" in machine.read()
-            if auto:
+            if b"sync-auto" in read_bytes(path(root, MACHINE)):
                 from ctxgit.sync.trigger import after_write as start_push
                 start_push(root)
         except OSError:

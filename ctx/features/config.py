@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 
 from ctx.errors import InvalidArgument, StoreError
+from ctx.storage.files import read_bytes
 
 TYPE_CHECKING = False  # dataclasses and typing cost ~20 ms; ctx start reads this module
 if TYPE_CHECKING:
@@ -128,8 +129,7 @@ def read_config(path: StrPath | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_bytes(path)
     except (FileNotFoundError, NotADirectoryError):
         return {}
     import json  # only when there is a file: ctx start reads this module at every session

@@ -127,10 +127,35 @@ def store_path(root: StrPath, name: str) -> str:
     return os.path.join(root, "memory", f"{name}.json")
 
 
+# --- small files, as pathlib's methods would give them, without pathlib ---------------------
+
 def read_text(path: StrPath, errors: str = "strict") -> str:
-    """A small file's text (UTF-8, newlines as ``Path.read_text`` gives them), without pathlib."""
+    """A small file's text (UTF-8, newlines as ``Path.read_text`` gives them)."""
     with open(path, encoding="utf-8", errors=errors) as handle:
         return handle.read()
+
+
+def read_bytes(path: StrPath) -> bytes:
+    """A file's bytes (``Path.read_bytes``)."""
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def remove(path: StrPath) -> bool:
+    """Remove a file when it is there (``Path.unlink(missing_ok=True)``); whether it was."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def make_dir(path: StrPath, mode: int = 0o777) -> None:
+    """A folder, made when missing; its parent must exist (``Path.mkdir(exist_ok=True)``)."""
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        pass
 
 
 def identity_of(st: os.stat_result) -> Identity:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 from ctx import model
 from ctx.storage import indextables
-from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, store_path
+from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, remove, store_path
 from ctx.storage.indextables import FILE, SEP
 
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
@@ -56,14 +56,8 @@ def drop(state: StrPath | None) -> bool:
     """Remove the index (``ctx reindex``); the next read rebuilds it. True if there was one."""
     if state is None:
         return False
-    found = False
-    for suffix in ("", "-journal", "-wal", "-shm"):
-        try:
-            os.unlink(index_path(state) + suffix)
-            found = True
-        except FileNotFoundError:
-            pass
-    return found
+    removed = [remove(index_path(state) + suffix) for suffix in ("", "-journal", "-wal", "-shm")]  # (each one)
+    return any(removed)
 
 
 _URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")

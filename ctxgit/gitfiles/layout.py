@@ -45,10 +45,6 @@ def state_dir(root: str | PathLike[str]) -> str:
     return path(root, DIR)
 
 
-def git_dir(root: str | PathLike[str]) -> str:
-    return os.path.join(root, ".git")
-
-
 def path(root: str | PathLike[str], name: str) -> str:
     """``.git/NAME`` of the context root ``root``."""
     return os.path.join(root, ".git", name)

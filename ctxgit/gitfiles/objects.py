@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import zlib
 
+from ctx.storage.files import make_dir, read_bytes
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctx.storage.files import StrPath
@@ -46,10 +48,7 @@ def write(git: StrPath, sha: str, data: tuple[bytes, bytes], packed: bytes | Non
     tmp = os.path.join(folder, f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
     for attempt in range(20):
         # a background `git gc` removes object directories it has emptied: make it again
-        try:
-            os.mkdir(folder)
-        except FileExistsError:
-            pass
+        make_dir(folder)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
             break
@@ -68,8 +67,7 @@ def read(git: StrPath, sha: str) -> tuple[bytes, bytes] | None:
     """(kind, body) of a loose object; None when it is not loose (packed, or missing) or
     does not decode."""
     try:
-        with open(os.path.join(git, "objects", sha[:2], sha[2:]), "rb") as handle:
-            data = zlib.decompress(handle.read())
+        data = zlib.decompress(read_bytes(os.path.join(git, "objects", sha[:2], sha[2:])))
     except (OSError, zlib.error, ValueError):
         return None
     header, _, body = data.partition(b"\0")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from ctx.storage.files import read_text
+from ctx.storage.files import make_dir, read_bytes, read_text, remove
 from ctxgit.gitfiles.layout import DIR, MANAGED_FILES
 from ctxgit.gitfiles.layout import MERGE as STATE
 
@@ -79,10 +79,7 @@ def begin(root: StrPath, theirs: str, label: str, files: dict[str, bytes]) -> Wa
         os.makedirs(os.path.dirname(full), mode=0o700, exist_ok=True)
         atomic_write(full, data)
     git = os.path.join(root, ".git")
-    try:
-        os.mkdir(os.path.join(git, DIR), mode=0o700)
-    except FileExistsError:
-        pass
+    make_dir(os.path.join(git, DIR), 0o700)
     atomic_write(os.path.join(git, STATE), (json.dumps({"theirs": theirs, "label": label, "paths": sorted(files)},
                                                        indent=2) + "\n").encode("utf-8"))
     atomic_write(os.path.join(git, MERGE_HEAD), f"{theirs}\n".encode("ascii"))
@@ -92,10 +89,7 @@ def begin(root: StrPath, theirs: str, label: str, files: dict[str, bytes]) -> Wa
 def clear(root: StrPath) -> None:
     git = os.path.join(root, ".git")
     for name in (MERGE_HEAD, "MERGE_MSG", "MERGE_MODE", STATE):
-        try:
-            os.unlink(os.path.join(git, name))
-        except FileNotFoundError:
-            pass
+        remove(os.path.join(git, name))
 
 
 def marker_lines(data: bytes) -> list[int]:
@@ -128,8 +122,7 @@ def files_with_markers(root: StrPath) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for rel in text_files(root):
         try:
-            with open(os.path.join(root, rel), "rb") as handle:
-                lines = marker_lines(handle.read())
+            lines = marker_lines(read_bytes(os.path.join(root, rel)))
         except OSError:
             continue
         if lines:

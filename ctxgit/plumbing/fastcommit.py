@@ -22,7 +22,7 @@ import struct
 import time
 
 from ctx import phases
-from ctx.storage.files import atomic_write, read_text, sweep_temporaries
+from ctx.storage.files import atomic_write, make_dir, read_bytes, read_text, remove, sweep_temporaries
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
 from ctxgit.gitfiles.objects import blob_id
 from ctxgit.gitfiles.objects import encode as _sha
@@ -46,7 +46,7 @@ def begin_commit(git: StrPath, how: str = "fast") -> None:
     """Say, before taking git's lock files, that a commit is under way and who takes
     the locks: ``fast`` (this module: marked with ``OWN_MODE``) or ``libgit2``."""
     path = os.path.join(git, INTENT)
-    _folder(os.path.dirname(path))
+    make_dir(os.path.dirname(path))
     # Replaced whole: ``recover`` judges libgit2's lock files by this file's mtime and
     # says, so it must never find it half-written. Not fsynced (every write takes this
     # path): a kill loses nothing the page cache holds, and after a power cut a lost
@@ -55,22 +55,7 @@ def begin_commit(git: StrPath, how: str = "fast") -> None:
 
 
 def end_commit(git: StrPath) -> None:
-    _remove(os.path.join(git, INTENT))
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _folder(path: str) -> None:
-    """``path`` as a folder, made when missing (its parent exists)."""
-    try:
-        os.mkdir(path)
-    except FileExistsError:
-        pass
+    remove(os.path.join(git, INTENT))
 
 
 def recover(root: StrPath) -> list[str]:
@@ -105,7 +90,7 @@ def recover(root: StrPath) -> list[str]:
         except FileNotFoundError:
             continue
         if began - 1 <= made <= began + 5:
-            _remove(os.path.join(git, name))
+            remove(os.path.join(git, name))
             removed.append(name)
     end_commit(git)
     forget_state(root)
@@ -129,7 +114,7 @@ def _commit_lock(fd: int, lock: str, target: str, content: bytes, before_rename=
     try:
         os.write(fd, content)
         if before_rename is not None and not before_rename():
-            _remove(lock)
+            remove(lock)
             return False
         os.replace(lock, target)
         try:
@@ -138,7 +123,7 @@ def _commit_lock(fd: int, lock: str, target: str, content: bytes, before_rename=
             pass
         return True
     except BaseException:
-        _remove(lock)
+        remove(lock)
         raise
     finally:
         os.close(fd)
@@ -207,12 +192,12 @@ def save_state(root: StrPath, head: str, root_tree: list[list[str]], memory_tree
              "signing": signing,
              "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
     path = os.path.join(git, STATE)
-    _folder(os.path.dirname(path))
+    make_dir(os.path.dirname(path))
     atomic_write(path, json.dumps(state).encode(), durable=False)  # lost, libgit2 looks next time
 
 
 def forget_state(root: StrPath) -> None:
-    _remove(os.path.join(root, ".git", STATE))
+    remove(os.path.join(root, ".git", STATE))
 
 
 def load_state(root: StrPath) -> dict | None:
@@ -259,7 +244,7 @@ def check_state(root: StrPath) -> tuple[dict | None, str]:
     except OSError:
         return None, "the record of ctx's last commit is unreadable"
     for path, ident in on_disk.items():
-        if _racy(ident[1], recorded) and blob_id(_read_bytes(os.path.join(root, path))) != state["blobs"].get(path):
+        if _racy(ident[1], recorded) and blob_id(read_bytes(os.path.join(root, path))) != state["blobs"].get(path):
             return None, f"{path} changed outside ctx"
     return state, ""
 
@@ -277,14 +262,9 @@ def _racy(mtime: int, recorded: int) -> bool:
 
 # --- the index -----------------------------------------------------------------------
 
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
 def _update_index(git: str, path: str, sha: str, st: os.stat_result) -> bool:
     index = os.path.join(git, "index")
-    data = _read_bytes(index)
+    data = read_bytes(index)
     if data[:4] != b"DIRC" or struct.unpack(">I", data[4:8])[0] != 2:
         return False
     if hashlib.sha1(data[:-20]).digest() != data[-20:]:

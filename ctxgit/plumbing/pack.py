@@ -12,7 +12,7 @@ import os
 
 from ctx import settings
 from ctx.errors import StoreError
-from ctx.storage.files import atomic_write, read_text
+from ctx.storage.files import atomic_write, make_dir, read_text
 from ctxgit.gitfiles.layout import LOOSE_BYTES as STATE
 
 TYPE_CHECKING = False
@@ -55,10 +55,7 @@ def account(git_dir: StrPath, added: int) -> bool:
         started = start_gc(os.path.dirname(os.path.normpath(git_dir)))
         if started:
             debt = 0
-    try:
-        os.mkdir(os.path.dirname(state))
-    except FileExistsError:
-        pass
+    make_dir(os.path.dirname(state))
     try:
         # replaced whole (a count cut short would read as a smaller one), never fsynced:
         # every write takes this path, and a count lost to a crash only delays a packing

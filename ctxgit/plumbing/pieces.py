@@ -27,7 +27,7 @@ import struct
 import zlib
 
 from ctx.errors import StoreError
-from ctx.storage.files import read_text
+from ctx.storage.files import read_bytes, read_text
 from ctxgit.gitfiles.layout import PIECES
 
 TYPE_CHECKING = False
@@ -77,8 +77,7 @@ def _old_pieces(git: StrPath, path: str, blob: str | None, header: bytes, old: b
     try:
         pieces = [(int(r), int(c)) for r, c in entry["pieces"]]
         first = int(entry["head"])
-        with open(os.path.join(git, "objects", blob[:2], blob[2:]), "rb") as handle:
-            stream = handle.read()
+        stream = read_bytes(os.path.join(git, "objects", blob[:2], blob[2:]))
     except (OSError, KeyError, TypeError, ValueError):
         return None
     if sum(r for r, _ in pieces) != len(old):

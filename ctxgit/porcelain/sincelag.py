@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ctx.errors import StoreError
-from ctx.storage.files import atomic_write
+from ctx.storage.files import atomic_write, read_bytes
 from ctxgit.gitfiles.layout import SINCE_LAG
 
 TYPE_CHECKING = False
@@ -46,8 +46,7 @@ def due(root: StrPath) -> bool:
     """Count this write; True when the log should be brought up to HEAD now."""
     path = _path(root)
     try:
-        with open(path, "rb") as handle:
-            count = int(handle.read() or b"x") + 1
+        count = int(read_bytes(path) or b"x") + 1
     except (OSError, ValueError):
         return True  # no count yet (or a garbled one): bring the log up now
     if count >= EVERY:
