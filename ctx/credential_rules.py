@@ -36,6 +36,10 @@ ANCHORED_KEYWORDS = ("://",)
 # TEXT keywords are looked for with one bytes.find each, except those that hold one of these,
 # looked for only where it stands
 PROBE_PARENTS = ("----",)
+# what a text must hold (any one of these, lower-case) for a TEXT rule's expression to match
+# in it at all: its keywords stand in much prose ("key", "token"), the assignment or the
+# " is" that must follow one does not, and then the expression is not even compiled
+NEEDS = {"generic-api-key": ("=", ":", " is", "\tis", " was", "\twas", " are", "\tare", " were", "\twere")}
 
 _L = r"(?<![A-Za-z0-9])"   # not glued to a letter or digit on the left
 _R = r"(?![A-Za-z0-9])"    # nor on the right

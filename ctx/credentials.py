@@ -15,7 +15,8 @@ runs an expression only where one of its keywords stands:
   ``Authorization:``, ``password: …``) look for it with ``bytes.find`` and
   match their expression where it stands, never searching the whole text.
 
-Expressions compile on first use, so importing this module compiles nothing.
+Expressions compile on first use, so importing this module compiles nothing
+(and ``re`` itself is loaded only then: a clean value never needs it).
 Placeholders (``EXAMPLE``, ``REDACTED``, ``YOUR_API_KEY_HERE``, ``$VAR``,
 ``<...>``, ``{...}``) are documentation, not secrets, and are not reported.
 A finding never carries the secret in its text: ``preview`` shows its first
@@ -24,7 +25,6 @@ characters and its length.
 
 from __future__ import annotations
 
-import re
 from operator import itemgetter
 
 from ctx import credential_rules as _data
@@ -33,23 +33,30 @@ from ctx.credentialindex import Index, Runs
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    import re  # (at run time only where an expression is compiled: a clean value needs none)
     from collections.abc import Callable, Iterable
 
 
 class Rule:
     """One kind of credential; its expression is compiled on first use."""
 
-    __slots__ = ("id", "description", "keywords", "entropy", "check", "scope", "_pattern")
+    __slots__ = ("id", "description", "keywords", "entropy", "check", "scope", "needs", "_pattern")
 
     def __init__(self, id: str, description: str, keywords: Iterable[str], pattern,
                  entropy: float | None = None, check: Callable | str | None = None,
                  scope: str = RUN) -> None:
         self.id, self.description, self.keywords = id, description, tuple(keywords)
         self._pattern, self.entropy, self.check, self.scope = pattern, entropy, check, scope
+        self.needs = tuple(text.encode() for text in _data.NEEDS.get(id, ()))  # (see NEEDS)
+
+    def can_match(self, raw: bytes) -> bool:
+        """Whether ``raw`` (the text as ``scan`` lower-cases it) holds what the expression needs."""
+        return not self.needs or any(text in raw for text in self.needs)
 
     @property
     def pattern(self):
         if isinstance(self._pattern, str):
+            import re
             self._pattern = re.compile(self._pattern)
         return self._pattern
 
@@ -136,18 +143,19 @@ def scan(text: str) -> list[Finding]:
             spans.append((at, end))
             at = mask.find(_RUN, end)
         _scan_runs(index.runs, text, raw, mask, spans, found)
+    able: dict[Rule, bool] = {}   # the rules with NEEDS that this text can match, once each
     for word, rules, children in index.probes:
         at = raw.find(word)
         while at >= 0:
             for rule in rules:
-                match = rule.pattern.match(text, at)
+                match = rule.pattern.match(text, at) if _able(rule, raw, able) else None
                 if match is not None:
                     _accept(rule, match, found)
             for child, offset, child_rules in children:
                 start = at - offset
                 if start >= 0 and raw.startswith(child, start):
                     for rule in child_rules:
-                        match = rule.pattern.match(text, start)
+                        match = rule.pattern.match(text, start) if _able(rule, raw, able) else None
                         if match is not None:
                             _accept(rule, match, found)
             at = raw.find(word, at + 1)
@@ -155,6 +163,16 @@ def scan(text: str) -> list[Finding]:
 
 
 _RUN = b"a" * MIN_RUN
+
+
+def _able(rule: Rule, raw: bytes, known: dict[Rule, bool]) -> bool:
+    """``rule.can_match(raw)``, asked of the text once (a keyword may stand in it many times)."""
+    if not rule.needs:
+        return True
+    able = known.get(rule)
+    if able is None:
+        able = known[rule] = rule.can_match(raw)
+    return able
 
 
 def _scan_runs(index: Runs, text: str, raw: bytes, mask: bytes, spans: list[tuple[int, int]],
@@ -259,6 +277,7 @@ _COMPILED: dict[str, re.Pattern[str]] = {}
 def _re(name: str) -> re.Pattern[str]:
     pattern = _COMPILED.get(name)
     if pattern is None:
+        import re
         pattern = _COMPILED[name] = re.compile(_data.VALUE_PATTERNS[name])
     return pattern
 

@@ -68,8 +68,8 @@ def status_tag(entry: Entry) -> str:
 def value_block(value: Any) -> str:
     if isinstance(value, str):
         return value
-    import json
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    from ctx.jsoncodec import dumps
+    return dumps(value)
 
 
 def show_entry(result, verbose: bool = False) -> str:

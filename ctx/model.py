@@ -72,7 +72,7 @@ def parse_ts(text: str) -> datetime:
     Raises ``InvalidArgument`` on anything else, so ``--since`` gives a clear
     error. A timestamp without a zone is taken as UTC.
     """
-    if _stored_form(text):
+    if is_stored_stamp(text):
         # read without compiling the two expressions below (~1 ms): a write indexes its
         # entry's time, a list orders and shows a time per entry
         try:
@@ -82,7 +82,7 @@ def parse_ts(text: str) -> datetime:
     return _parse_any_ts(text)
 
 
-def _stored_form(text: str) -> bool:
+def is_stored_stamp(text: str) -> bool:
     """Whether ``text`` is in the form ``now`` writes, ``YYYY-MM-DDTHH:MM:SSZ`` (ASCII digits)."""
     return (len(text) == 20 and text.isascii()
             and text[4] + text[7] + text[10] + text[13] + text[16] + text[19] == "--T::Z"
@@ -132,7 +132,7 @@ def ts_seconds(text: Any) -> float:
     """``ts_key(text).timestamp()``: seconds since the epoch, 0 for a malformed stamp. A
     stamp in the stored form costs no datetime of its own (a list shows a time per entry,
     an index rebuild keeps one per entry): its day is read once per process."""
-    if isinstance(text, str) and _stored_form(text):
+    if isinstance(text, str) and is_stored_stamp(text):
         day = text[:10]
         start = _DAY_STARTS.get(day, -1)
         if start == -1:
@@ -183,9 +183,9 @@ def parse_value(text: str) -> Any:
         return number if abs(number) <= MAX_SAFE_INTEGER else text
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-        import json
+        from ctx.jsoncodec import loads
         try:
-            value = json.loads(stripped, parse_constant=_reject_constant, parse_float=_finite_float)
+            value = loads(stripped, parse_constant=_reject_constant, parse_float=_finite_float)
             return value if _depth(value) <= MAX_DEPTH else text  # too deep to write back: text
         except (ValueError, RecursionError):
             return text
@@ -236,8 +236,8 @@ def check_value(value: Any) -> None:
 
 def json_text(value: Any) -> str:
     """A value's JSON text (§9.1): compact, stored member order, non-ASCII as is."""
-    import json
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    from ctx.jsoncodec import compact
+    return compact(value)
 
 
 def value_text(value: Any) -> str:

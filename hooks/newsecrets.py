@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 from ctx.credentials import Finding, scan
 from ctx.errors import CredentialRefused
-from ctx.model import value_text  # what a field is scanned as: a string itself, else its compact JSON
+from ctx.model import is_stored_stamp, value_text  # (value_text: what a field is scanned as)
 
 ENTRY_FIELDS = ("value", "derivation", "status_note")
 
@@ -71,8 +71,11 @@ def entry_findings(key: str, entry: Any, with_key: bool = False) -> list[tuple[s
     if not isinstance(entry, dict):
         return out + [("", f) for f in scan(value_text(entry))]
     for field in list(ENTRY_FIELDS) + [f for f in entry if f not in ENTRY_FIELDS]:
-        if field in entry and entry[field] is not None:
-            out += [(field, f) for f in scan(value_text(entry[field]))]
+        found = entry.get(field)
+        # (a time in the form ctx writes, digits and "-T:Z", holds no credential: every write
+        # stamps one, and a rule's keyword such as "00" stands in it, for nothing)
+        if found is not None and not (isinstance(found, str) and is_stored_stamp(found)):
+            out += [(field, f) for f in scan(value_text(found))]
     return out
 
 

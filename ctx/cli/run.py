@@ -39,8 +39,8 @@ class Run:
         sys.stderr.write(text + "\n")
 
     def json(self, payload: Any) -> None:
-        import json  # not at the top: most runs print text, and json costs ~3.5 ms to import
-        self.out(json.dumps(payload, ensure_ascii=False, indent=2))
+        from ctx.jsoncodec import dumps  # not at the top: most runs print text
+        self.out(dumps(payload))
 
     def result(self, payload: Any, text: str | None | Callable[[], str | None], as_json: bool) -> None:
         """A command's final result: ``payload`` as JSON with ``--json``, else ``text``
@@ -90,8 +90,8 @@ class CapturingRun(Run):
 
     @property
     def text(self) -> str:
-        import json
-        return "".join(part if isinstance(part, str) else json.dumps(part[0], ensure_ascii=False, indent=2) + "\n"
+        from ctx.jsoncodec import dumps
+        return "".join(part if isinstance(part, str) else dumps(part[0]) + "\n"
                        for part in self.parts)
 
     def out(self, text: str, end: str = "\n") -> None:

@@ -132,9 +132,9 @@ def read_config(path: StrPath | None) -> dict[str, Any]:
         raw = read_bytes(path)
     except (FileNotFoundError, NotADirectoryError):
         return {}
-    import json  # only when there is a file: ctx start reads this module at every session
+    from ctx.jsoncodec import loads  # only when there is a file: ctx start reads this module at every session
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise StoreError(f"{path}: not valid JSON ({exc}); fix it or restore it "
                          "(`ctx log`), ctx will not overwrite it") from None
@@ -163,8 +163,8 @@ def all_values(root: StrPath, state: StrPath | None) -> dict[str, Any]:
 
 def _json_file(data: dict[str, Any]) -> bytes:
     """A configuration file's bytes: indented JSON, non-ASCII as is, a final newline."""
-    import json
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    from ctx.jsoncodec import dumps
+    return (dumps(data) + "\n").encode("utf-8")
 
 
 def set_value(context, name: str, text: str) -> tuple[Any, bool]:

@@ -12,14 +12,13 @@ file's from the old one's.
 
 from __future__ import annotations
 
-import json
-
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-from ctx.storage.textlayout import _BYTES, _UPDATED, MAX_EDITS, _encode, _keep_region, _locate, _member, _region
+from ctx.jsoncodec import encode, loads
+from ctx.storage.textlayout import _BYTES, _UPDATED, MAX_EDITS, _keep_region, _locate, _member, _region
 
 
 def region_of(raw: bytes) -> tuple[int, int] | None:
@@ -53,7 +52,7 @@ def top_level(raw: bytes) -> dict[str, Any] | None:
         return None
     body, close = region
     try:
-        top = json.loads(b"".join((memoryview(raw)[:body], memoryview(raw)[close:])))
+        top = loads(b"".join((memoryview(raw)[:body], memoryview(raw)[close:])))
     except (ValueError, RecursionError):
         return None
     if not isinstance(top, dict) or top.get("entries") != {}:
@@ -103,7 +102,7 @@ def _span(data: bytes, key: str, before: Any, after: Any) -> tuple[int, int, byt
     if at < 0:
         return None
     try:
-        if json.loads(data[value:end]) != before:
+        if loads(data[value:end]) != before:
             return None
     except (ValueError, RecursionError):
         return None
@@ -130,13 +129,13 @@ def _updated_span(data: bytes, value: Any) -> tuple[int, int, bytes] | None:
     if line.endswith(marks.comma):
         line = line[:-1]
     try:
-        old = json.loads(line)
+        old = loads(line)
     except (ValueError, RecursionError):
         return None
     if isinstance(old, (dict, list)):
         return None
     parts: list[str] = []
-    _encode(value, "\n  ", parts)
+    encode(value, "\n  ", parts)
     return begin, begin + len(line), "".join(parts).encode("utf-8")
 
 

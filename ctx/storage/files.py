@@ -204,9 +204,9 @@ def parse_store(name: str, path: str, raw: bytes, identity: Identity | None = No
     ``checked``: these very bytes passed this check before (the read index describes
     them), so the search for keys written twice is skipped.
     """
-    import json
+    from ctx.jsoncodec import loads
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
+        data = loads(raw.decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
                          "fix or restore it, ctx will not overwrite it") from None
@@ -243,10 +243,10 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
     When ctx's own layout shows there is none (``textlayout.unique_by_layout``), the
     full check (a second parse) is skipped.
     """
-    from ctx.storage.textlayout import unique_by_layout  # (the layout, and json: not on the index's read path)
+    from ctx.storage.textlayout import unique_by_layout  # (the layout: not on the index's read path)
     if unique_by_layout(raw, len(data), len(entries)):
         return None
-    import json
+    from ctx.jsoncodec import loads
     doubled: dict[int, str] = {}
     keep: list[dict] = []
 
@@ -262,7 +262,7 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
                 seen.add(name)
         return made
     try:
-        top = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=_not_json)
+        top = loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=_not_json)
     except (ValueError, RecursionError):
         return None  # the first parse succeeded; nothing more to learn here
     if id(top) in doubled:
@@ -458,9 +458,9 @@ def _fsync_dir(directory: str) -> None:
 def _spliced_right(content: bytes, store: StoreFile, edits: list) -> bool:
     """The spliced bytes parse to exactly the entries the write meant (one parse: cheap
     beside a full serialization, and a misread layout never reaches the disk)."""
-    import json
+    from ctx.jsoncodec import loads
     try:
-        parsed = json.loads(content)
+        parsed = loads(content)
     except ValueError:
         return False
     entries = parsed.get("entries") if isinstance(parsed, dict) else None

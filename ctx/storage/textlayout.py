@@ -20,15 +20,13 @@ newline. So one entry's text is found without parsing the file:
 Any other layout (another indent, escapes that could spell a key another
 way, an entry that is not an object, a key written twice) gets None where a
 position or new bytes were asked for: the caller parses the whole file, and
-writes it with ``serialize``. Nothing here imports more than ``json``: the
-write path loads it at every start.
+writes it with ``serialize``. Nothing here imports more than ``ctx.jsoncodec``:
+the write path loads it at every start.
 """
 
 from __future__ import annotations
 
-import json
-import re  # json.decoder has imported it already
-from json.encoder import encode_basestring  # the C escaper when the accelerator is present
+from ctx.jsoncodec import dumps, encode, escape, loads, member_name, raw_decode
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -37,79 +35,10 @@ if TYPE_CHECKING:
 
     Text = TypeVar("Text", str, bytes)  # a file's text or its bytes: what goes in comes out
 
-_FLOAT_SPECIAL = {float("inf"): "Infinity", float("-inf"): "-Infinity"}
-
-
 def serialize(data: dict[str, Any]) -> bytes:
     """A store file's bytes: two-space indentation, entries in stored order, non-ASCII
     as itself (§8.2), a final newline: ``json.dumps(data, indent=2, ensure_ascii=False)``."""
     return (dumps(data) + "\n").encode("utf-8")
-
-
-def dumps(obj: Any) -> str:
-    """``json.dumps(obj, indent=2, ensure_ascii=False)``, byte for byte."""
-    parts: list[str] = []
-    _encode(obj, "\n", parts)
-    return "".join(parts)
-
-
-def _scalar(obj: Any) -> str | None:
-    if isinstance(obj, str):
-        return encode_basestring(obj)
-    if obj is None:
-        return "null"
-    if obj is True:
-        return "true"
-    if obj is False:
-        return "false"
-    if isinstance(obj, int):
-        return int.__repr__(obj)
-    if isinstance(obj, float):
-        if obj != obj:
-            return "NaN"
-        return _FLOAT_SPECIAL.get(obj) or float.__repr__(obj)
-    return None
-
-
-def _encode(obj: Any, newline: str, out: list[str]) -> None:
-    text = _scalar(obj)
-    if text is not None:
-        out.append(text)
-        return
-    members: Iterable[tuple[Any, Any]]
-    if isinstance(obj, dict):
-        opening, closing, members = "{", "}", obj.items()
-    elif isinstance(obj, (list, tuple)):
-        opening, closing, members = "[", "]", ((None, value) for value in obj)
-    else:
-        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-    if not obj:
-        out.append(opening + closing)
-        return
-    inner = newline + "  "
-    out.append(opening)
-    first = True
-    for key, value in members:  # an array's members come with no key
-        out.append(inner if first else "," + inner)
-        first = False
-        if opening == "{":
-            out.append(_key(key))
-            out.append(": ")
-        text = _scalar(value)
-        if text is not None:
-            out.append(text)
-        else:
-            _encode(value, inner, out)
-    out.append(newline + closing)
-
-
-def _key(key: Any) -> str:
-    """A member name as ``json`` writes it (a number, bool or null key as its text)."""
-    if isinstance(key, str):
-        return encode_basestring(key)
-    if key is None or isinstance(key, (int, float)):
-        return '"' + _scalar(key) + '"'  # type: ignore[operator]
-    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
 # --- where an entry is -------------------------------------------------------------------
@@ -118,7 +47,7 @@ class _Marks:
     """The layout's landmarks, as ``str`` or as ``bytes`` (a file's text or its bytes)."""
 
     __slots__ = ("start", "top", "open", "empty", "close", "outdent", "after_close", "next_top",
-                 "entry", "entry_end", "next_entry", "fields", "escape", "comma", "colon", "newline")
+                 "entry", "entry_end", "next_entry", "fields", "escapes", "comma", "colon", "newline")
 
     def __init__(self, conv: Callable[[str], Any]) -> None:
         self.start = conv('{\n  "')              # the first top-level member
@@ -133,7 +62,7 @@ class _Marks:
         self.entry_end = conv("\n    }")         # an entry's object closes
         self.next_entry = conv(',\n    "')       # another entry follows
         self.fields = conv('{\n      "')         # an entry's first field
-        self.escape = conv(r"\\[u/]")            # escapes that spell a character another way
+        self.escapes = (conv("\\u"), conv("\\/"))  # escapes that spell a character another way
         self.comma = conv(",")
         self.colon = conv(":")
         self.newline = conv("\n")
@@ -142,7 +71,6 @@ class _Marks:
 _TEXT = _Marks(str)
 _BYTES = _Marks(lambda text: text.encode("utf-8"))
 _UPDATED = '\n  "last_updated": '
-_DECODER = json.JSONDecoder()
 MAX_EDITS = 64  # past this, one full serialization is cheaper than many splices
 
 
@@ -152,7 +80,7 @@ def _marks(data: Any) -> _Marks:
 
 def _needle(key: str, marks: _Marks) -> Any:
     """An entry's key line as the serializer starts it: ``\\n    "key": ``."""
-    text = "\n    " + encode_basestring(key) + ": "
+    text = "\n    " + escape(key) + ": "
     return text if marks is _TEXT else text.encode("utf-8", "surrogatepass")
 
 
@@ -200,9 +128,7 @@ def _find_region(data: Any, marks: _Marks) -> tuple[int, int] | None:
 def _plain(data: Any, body: int, close: int, marks: _Marks) -> bool:
     """No key inside the entries can be spelled other than as ``encode_basestring``
     spells it (ctx writes ``\\u`` only for control characters, ``\\/`` never)."""
-    if not isinstance(marks.escape, re.Pattern):
-        marks.escape = re.compile(marks.escape)  # at the first use: not at every start
-    return marks.escape.search(data, body, close) is None
+    return all(data.find(escaped, body, close) < 0 for escaped in marks.escapes)
 
 
 def _locate(data: Any, key: str, marks: _Marks,
@@ -269,13 +195,13 @@ def read_entry(data: str | bytes, key: str,
         if found[2] < 0:
             return None
         try:
-            return json.loads(data[found[3]:found[4]])
+            return loads(data[found[3]:found[4]])
         except (ValueError, RecursionError):
             pass  # the layout was misread: the whole file decides
     if parse is not None:
         return parse(data).get(key)
     try:
-        whole = json.loads(data)
+        whole = loads(data)
     except (ValueError, RecursionError):
         return None
     entries = whole.get("entries") if isinstance(whole, dict) else None
@@ -292,7 +218,7 @@ def entry_line(text: str | bytes, key: str) -> int:
         at = text.find(_needle(key, marks), *region)
         at = at + 1 if at >= 0 else -1
     if at < 0:
-        quoted = encode_basestring(key)
+        quoted = escape(key)
         at = text.find((quoted if marks is _TEXT else quoted.encode("utf-8", "surrogatepass")) + marks.colon)
     return text.count(marks.newline, 0, at) + 1 if at >= 0 else 1
 
@@ -325,7 +251,7 @@ def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
     if len(pieces) != len(keys):
         return None
     for index in (0, len(keys) - 1):  # the ends agree with the parse (the middle follows: same count)
-        if not pieces[index].startswith((encode_basestring(keys[index])[1:] + ": ").encode("utf-8")):
+        if not pieces[index].startswith((escape(keys[index])[1:] + ": ").encode("utf-8")):
             return None
     return pieces
 
@@ -359,12 +285,12 @@ def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[
     parts: list[bytes] = [b"{"]
     for number, (name, value) in enumerate(data.items()):
         parts.append(b"\n  " if number == 0 else b",\n  ")
-        parts.append((_key(name) + ": ").encode("utf-8"))
+        parts.append((member_name(name) + ": ").encode("utf-8"))
         if value is entries:
             parts += [b"{", _MEMBER_LEAD, _MEMBER_NEXT.join(texts), b"\n  }"]
         else:
             encoded: list[str] = []
-            _encode(value, "\n  ", encoded)
+            encode(value, "\n  ", encoded)
             parts.append("".join(encoded).encode("utf-8"))
     parts.append(b"\n}\n")
     return b"".join(parts)
@@ -374,8 +300,8 @@ def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[
 
 def member(key: str, entry: Any) -> str:
     """One entry as ``serialize`` writes it inside the entries object: ``\\n    "key": {...}``."""
-    parts = ["\n    ", _key(key), ": "]
-    _encode(entry, "\n    ", parts)
+    parts = ["\n    ", member_name(key), ": "]
+    encode(entry, "\n    ", parts)
     return "".join(parts)
 
 
@@ -468,7 +394,7 @@ def _apply(text: str, key: str, before: Any, after: Any) -> str | None:
     if found[2] < 0:
         return None
     try:
-        if json.loads(text[found[3]:found[4]]) != before:
+        if loads(text[found[3]:found[4]]) != before:
             return None
     except (ValueError, RecursionError):
         return None
@@ -484,10 +410,10 @@ def _set_updated(text: str, value: Any) -> bytes | None:
         return None
     begin = at + len(_UPDATED)
     try:
-        _, end = _DECODER.raw_decode(text, begin)
+        _, end = raw_decode(text, begin)
     except ValueError:
         return None
     parts = [text[:begin]]
-    _encode(value, "\n  ", parts)
+    encode(value, "\n  ", parts)
     parts.append(text[end:])
     return "".join(parts).encode("utf-8")

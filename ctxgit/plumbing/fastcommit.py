@@ -16,12 +16,12 @@ returns False and the caller uses libgit2, which also repairs what it finds.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import struct
 import time
 
 from ctx import phases
+from ctx.jsoncodec import compact, loads
 from ctx.storage.files import atomic_write, make_dir, read_bytes, read_text, remove, sweep_temporaries
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
 from ctxgit.gitfiles.objects import blob_id
@@ -193,7 +193,7 @@ def save_state(root: StrPath, head: str, root_tree: list[list[str]], memory_tree
              "files": files, "blobs": {p: blobs[p] for p in files}, "written": time.time_ns()}
     path = os.path.join(git, STATE)
     make_dir(os.path.dirname(path))
-    atomic_write(path, json.dumps(state).encode(), durable=False)  # lost, libgit2 looks next time
+    atomic_write(path, compact(state, ascii=True).encode(), durable=False)  # lost, libgit2 looks next time
 
 
 def forget_state(root: StrPath) -> None:
@@ -212,7 +212,7 @@ def check_state(root: StrPath) -> tuple[dict | None, str]:
     if os.path.islink(git) or not os.path.isdir(git):
         return None, "the repository is not a plain .git directory"  # libgit2's way refuses it clearly
     try:
-        state = json.loads(read_text(os.path.join(git, STATE)))
+        state = loads(read_text(os.path.join(git, STATE)))
     except FileNotFoundError:
         return None, "no record of ctx's last commit (.git/ctx/state.json)"
     except (OSError, ValueError):

@@ -21,12 +21,12 @@ object written is always exactly ``zlib`` of its bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import zlib
 
 from ctx.errors import StoreError
+from ctx.jsoncodec import compact, loads
 from ctx.storage.files import read_bytes, read_text
 from ctxgit.gitfiles.layout import PIECES
 
@@ -49,7 +49,7 @@ def _load(git: StrPath, path: str, blob: str | None) -> dict | None:
     if blob is None:
         return None
     try:
-        entry = json.loads(read_text(os.path.join(git, MAP))).get(path)
+        entry = loads(read_text(os.path.join(git, MAP))).get(path)
     except (OSError, ValueError, AttributeError):
         return None
     return entry if isinstance(entry, dict) and entry.get("blob") == blob else None
@@ -148,7 +148,7 @@ def remember(git: StrPath, path: str, entry: dict | None) -> None:
     target = os.path.join(git, MAP)
     try:
         try:
-            known = json.loads(read_text(target))
+            known = loads(read_text(target))
             known = known if isinstance(known, dict) else {}
         except (OSError, ValueError):
             known = {}
@@ -158,6 +158,6 @@ def remember(git: StrPath, path: str, entry: dict | None) -> None:
         else:
             known[path] = entry
         from ctx.storage.files import atomic_write
-        atomic_write(target, json.dumps(known).encode(), durable=False)  # a cache: lost, it costs a recompression
+        atomic_write(target, compact(known, ascii=True).encode(), durable=False)  # a cache: lost, a recompression
     except (OSError, StoreError):
         pass

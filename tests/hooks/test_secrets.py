@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctx import credentials as secrets
 from ctx.credential_rules import RUN, TEXT
@@ -434,3 +436,34 @@ def test_pieces_helper_sees_a_partial_leak():
     assert shows_part("x " + secret[5:20] + " y", secret)
     assert shows_part(redact(secret), secret) == []
     assert len(pieces(secret)) == len(secret) - 9
+
+
+_NEEDING = [rule for rule in RULES if rule.needs]
+_PIECES = ["key", "token", "pass", "password", "secret", "auth", "cred", "pwd", "_id", ".x", "-y", "API", "KEY",
+           " ", "\t", "\n", "=", ":", "=>", ":=", "'", '"', "`", " is", " IS", "\tis", " was", " are", " were",
+           " set to", " now", " for the", " of", "hunter2hunter2", "s3cr3tValue99", "Ab12Cd34Ef56", "x", "9"]
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16))
+def test_a_rule_that_needs_what_a_text_lacks_cannot_match_it(pieces):
+    """NEEDS only skips expressions that could not match: wherever the expression of a rule
+    with NEEDS matches, the text holds one of the needed strings."""
+    text = "".join(pieces)
+    raw = text.encode("ascii", "replace").lower()  # as scan reads it
+    for rule in _NEEDING:
+        if rule.pattern.search(text):
+            assert rule.can_match(raw), (rule.id, text)
+
+
+def test_a_key_or_prose_with_a_keyword_and_nothing_after_it_compiles_nothing():
+    """A keyword alone ("newkey_3", "the token budget") does not compile the expression it
+    guards: a write whose text holds nothing else never imports re."""
+    fresh = [secrets.Rule(rule.id, rule.description, rule.keywords, rule.source, rule.entropy, rule.check,
+                          rule.scope) for rule in _NEEDING]
+    for rule in fresh:
+        assert not rule.can_match(b"newkey_3") and not rule.can_match(b"the token budget and the session")
+        assert isinstance(rule._pattern, str)  # not compiled
+    secret = "".join(["Zq8vK2", "mPx9Lw4Rt"])  # (joined here: the file itself holds no credential)
+    assert scan(f'password = "{secret}"') and scan(f"the api token is {secret}")
