@@ -186,6 +186,8 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
     all_stores = ["operator", "shared", "agent"]
     shared = json.loads((root / "memory" / "shared.json").read_text())["entries"]
     key = next(k for k in shared if k.startswith("entry_"))
+    entry_keys = [k for k in shared if k.startswith("entry_")]
+    middle = entry_keys[len(entry_keys) // 2]  # (a get reads the store file up to its key)
     rows = []
 
     def floor(stores, find):
@@ -198,6 +200,8 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
         print(f"  {n:>7} {name:<24} {ours:9.1f} ms   floor {base or 0:9.1f} ms   ratio {ratio}", flush=True)
 
     add("get", measure(["get", key], floor(["shared"], FIND_KEY.format(key=key)), env, runs))
+    add("get (a key mid-file)", measure(["get", middle], floor(["shared"], FIND_KEY.format(key=middle)), env, runs),
+        "the key halfway through the store file (the row above: its first entry_ key)")
     from ctx.storage.index import index_path
     from ctxgit.gitfiles.layout import state_dir
     index = str(index_path(state_dir(root)))

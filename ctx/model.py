@@ -7,15 +7,15 @@ the field rules pure makes each MUST of §3/§4 testable on plain dicts.
 
 from __future__ import annotations
 
-import math
-from datetime import UTC, datetime  # (sqlite3 imports it too: every read through the index has it)
+import time
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     import re
+    from datetime import datetime
     from typing import Any
-# re (~5 ms, with enum and functools), json (~3.5 ms) and unicodedata (~1 ms) are imported
-# where used: `ctx get` of a text value through the index needs none of them
+# re (~5 ms, with enum and functools), json (~3.5 ms), datetime (~2 ms, with math and
+# operator) and unicodedata (~1 ms) are imported where used: `ctx get` needs none of them
 
 from ctx.errors import InvalidArgument
 
@@ -59,10 +59,11 @@ def _rx(pattern: str) -> re.Pattern[str]:
 
 def now() -> str:
     """The current time in the store's form: RFC 3339, UTC, ``Z``, whole seconds."""
-    return format_ts(datetime.now(UTC))
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def format_ts(moment: datetime) -> str:
+    from datetime import UTC
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -72,6 +73,7 @@ def parse_ts(text: str) -> datetime:
     Raises ``InvalidArgument`` on anything else, so ``--since`` gives a clear
     error. A timestamp without a zone is taken as UTC.
     """
+    from datetime import datetime
     if is_stored_stamp(text):
         # read without compiling the two expressions below (~1 ms): a write indexes its
         # entry's time, a list orders and shows a time per entry
@@ -90,6 +92,7 @@ def is_stored_stamp(text: str) -> bool:
 
 
 def _parse_any_ts(text: str) -> datetime:
+    from datetime import UTC, datetime
     raw = text.strip()
     if _rx(_DATE).fullmatch(raw):
         try:
@@ -112,9 +115,6 @@ def _parse_any_ts(text: str) -> datetime:
     return moment
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def ts_key(text: Any) -> datetime:
     """A sort key for a stored timestamp; malformed ones sort as the oldest."""
     if isinstance(text, str):
@@ -122,7 +122,23 @@ def ts_key(text: Any) -> datetime:
             return parse_ts(text)
         except InvalidArgument:
             pass
-    return _EPOCH
+    from datetime import UTC, datetime
+    return datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _day_start(year: int, month: int, day: int) -> int | None:
+    """00:00 UTC of a day of the proleptic Gregorian calendar in epoch seconds, counted
+    as ``datetime`` counts them (days from the civil date); None for no such day."""
+    if not (1 <= year <= 9999 and 1 <= month <= 12 and day >= 1):
+        return None
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if day > (29 if leap else 28) if month == 2 else day > (30 if month in (4, 6, 9, 11) else 31):
+        return None
+    shifted = year - (month <= 2)           # the year from March: the leap day comes last
+    era, of_era = divmod(shifted, 400)
+    of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    of_era_days = of_era * 365 + of_era // 4 - of_era // 100 + of_year
+    return (era * 146097 + of_era_days - 719468) * 86400
 
 
 _DAY_STARTS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its 00:00 UTC in epoch seconds (None: no such day)
@@ -136,11 +152,7 @@ def ts_seconds(text: Any) -> float:
         day = text[:10]
         start = _DAY_STARTS.get(day, -1)
         if start == -1:
-            try:
-                start = int(datetime.fromisoformat(day + "T00:00:00+00:00").timestamp())
-            except ValueError:
-                start = None
-            _DAY_STARTS[day] = start
+            start = _DAY_STARTS[day] = _day_start(int(day[:4]), int(day[5:7]), int(day[8:10]))
         hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
         if start is not None and hour < 24 and minute < 60 and second < 60:
             return float(start + hour * 3600 + minute * 60 + second)
@@ -163,6 +175,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def _finite_float(text: str) -> float:
+    import math
     number = float(text)
     if not math.isfinite(number):
         raise ValueError(text)

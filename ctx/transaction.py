@@ -126,9 +126,9 @@ def _read_for_write(root: StrPath, index: Index | None, name: str) -> StoreFile:
     index.forget()
     store = read_known(root, name, lambda identity, raw: index.described(name, identity, raw),
                        lambda key: index.get(name, key))
-    if store.known is None and store.exists and not index.fresh([name]):
-        try:
-            index.rebuild(name, store.entries, store.identity, store.raw)
+    if store.known is None and not index.fresh([name]):
+        try:  # (no file yet: indexed as none, so the write's own rows are applied to that)
+            index.rebuild(name, store.entries if store.exists else None, store.identity, store.raw)
         except sqlite3.Error:
             pass
     return store

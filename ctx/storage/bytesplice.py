@@ -90,7 +90,7 @@ def splice_known(raw: bytes, edits: Iterable[tuple[str, Any, Any]], last_updated
 def _span(data: bytes, key: str, before: Any, after: Any) -> tuple[int, int, bytes] | None:
     """``(start, stop, replacement)``: the one change to ``data`` that edits ``key``."""
     marks = _BYTES
-    found = _locate(data, key, marks, absent=before is None)
+    found = _locate(data, key, marks, absent=before is None, once=True)  # (bytes a parse described)
     if found is None:
         return None
     body, close, at, value, end = found

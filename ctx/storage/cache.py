@@ -11,6 +11,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctx.storage.files import StoreFile, StrPath
     from ctx.storage.index import Index
 
@@ -70,6 +72,14 @@ class ReadCache:
         except sqlite3.Error:
             return None
         return index if index.fresh(stores) else None
+
+    def straight(self, store: str, key: str) -> Any:
+        """``key``'s entry in ``store`` read straight from its file, without loading SQLite
+        (None: it has none), or ``straight.UNKNOWN`` (ask ``fresh``)."""
+        from ctx.storage import straight
+        if self.mode == "off" or self.state is None:
+            return straight.UNKNOWN
+        return straight.entry(self.root, self.state, store, key)
 
     def for_write(self) -> Index | None:
         """The index a write consults and keeps in step, or None (off, or no state folder).

@@ -24,9 +24,13 @@ from __future__ import annotations
 import marshal
 import math
 import os
-import sqlite3
 import time
 import zlib
+
+try:  # the module that sqlite3 re-exports: without the package's adapters, which import
+    import _sqlite3 as sqlite3  # datetime and collections.abc (~2 ms of a `ctx get`)
+except ImportError:  # (an interpreter without it: the package)
+    import sqlite3  # type: ignore[no-redef]
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
@@ -36,12 +40,11 @@ if TYPE_CHECKING:
     from ctx.storage.files import StrPath
 
 from ctx import model
-from ctx.storage import indextables
+from ctx.errors import StoreError
+from ctx.storage import indextables, straight
 from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, remove, store_path
-from ctx.storage.indextables import FILE, SEP
+from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
 
-MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes
-RACY_NS = 2_000_000_000
 # search --semantic: a word held by this share of the entries or more (in a context of COMMON_FROM
 # or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
 COMMON = 0.125
@@ -57,6 +60,7 @@ def drop(state: StrPath | None) -> bool:
     if state is None:
         return False
     removed = [remove(index_path(state) + suffix) for suffix in ("", "-journal", "-wal", "-shm")]  # (each one)
+    straight.forget(state)
     return any(removed)
 
 
@@ -124,8 +128,11 @@ class Where:
 class Index:
     """The index of one context root. ``Index.open`` returns None when there is none."""
 
-    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool) -> None:
-        self.root, self.db, self.writable = root, db, writable
+    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool,
+                 state: StrPath | None = None) -> None:
+        """``state``: the folder the index file is in (None: in memory), where its rows
+        are also kept for a get without SQLite (``straight``)."""
+        self.root, self.db, self.writable, self.state = root, db, writable, state
         self._fresh: set[str] = set()
 
     @classmethod
@@ -143,6 +150,7 @@ class Index:
                 import glob
                 for old in glob.glob(os.path.join(glob.escape(os.fspath(state)), indextables.OLD_FILES)):
                     os.unlink(old)  # the indexes before it
+                straight.forget(state)
             uri = file_uri(path) + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
                                  check_same_thread=False)
@@ -150,7 +158,7 @@ class Index:
                 # a rollback journal, not WAL: a read-only reader (ctx start) then writes nothing
                 db.execute("PRAGMA synchronous=OFF")
                 indextables.create(db, indextables.ENTRIES)
-            return cls(root, db, writable)
+            return cls(root, db, writable, state)
         except (sqlite3.Error, OSError, ValueError):
             return None
 
@@ -208,6 +216,7 @@ class Index:
                 return False
             if self.writable and time.time_ns() - st.st_mtime_ns > RACY_NS:
                 self.db.execute("UPDATE meta SET racy = 0 WHERE store = ?", (store,))
+                self._publish()
         self._fresh.add(store)
         return True
 
@@ -234,6 +243,7 @@ class Index:
                             self._meta_row(store, identity, raw, len(rows)))
             self._set_layout(store, identity, incomplete, raw)
         self._fresh.add(store)
+        self._publish()
 
     def _set_layout(self, store: str, identity: Identity | None, incomplete: tuple, raw: bytes) -> None:
         """What a write needs of the file with ``identity``: its incomplete entries (the full
@@ -287,7 +297,21 @@ class Index:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
             self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
+        self._publish()
         return True
+
+    def _publish(self) -> None:
+        """Keep each store's identity, CRC and layout again where a get reads them without
+        SQLite (``straight``): rows of files parsed whole and found valid, or written by ctx."""
+        if self.state is None:
+            return
+        try:
+            rows = {row[0]: tuple(row[1:]) for row in self.db.execute(
+                "SELECT m.store, m.size, m.mtime, m.ino, m.racy, m.digest, l.body, l.close FROM meta m JOIN layout l "
+                "ON l.store = m.store AND l.size = m.size AND l.mtime = m.mtime AND l.ino = m.ino")}
+            straight.publish(self.state, rows)
+        except (sqlite3.Error, OSError, StoreError):
+            pass  # (a get asks the index then)
 
     def _transaction(self):
         db = self.db

@@ -131,12 +131,13 @@ def _plain(data: Any, body: int, close: int, marks: _Marks) -> bool:
     return all(data.find(escaped, body, close) < 0 for escaped in marks.escapes)
 
 
-def _locate(data: Any, key: str, marks: _Marks,
-            absent: bool = False) -> tuple[int, int, int, int, int] | None:
+def _locate(data: Any, key: str, marks: _Marks, absent: bool = False,
+            once: bool = False) -> tuple[int, int, int, int, int] | None:
     """``(body, close, at, value, end)``: the entries' inside ``[body, close)``, the
     entry's member text ``[at, end)`` and its object from ``value``; ``at == -1`` when
     the layout proves there is no such entry (``absent``: a parse of these very bytes
-    found none, so escapes that could spell it need not be ruled out). None: not ctx's
+    found none, so escapes that could spell it need not be ruled out; ``once``: a parse of
+    these very bytes found no key twice, so none is searched for). None: not ctx's
     layout, or it cannot tell (escapes that may spell the key, the key twice, an entry
     not an object)."""
     region = _region(data, marks)
@@ -148,7 +149,7 @@ def _locate(data: Any, key: str, marks: _Marks,
     if at < 0:
         return (body, close, -1, -1, -1) if close == body or absent or _plain(data, body, close, marks) else None
     value = at + len(needle)
-    if data.find(needle, value, close) >= 0:
+    if not once and data.find(needle, value, close) >= 0:
         return None  # written twice: JSON keeps the last, a reader must parse it all
     if data.startswith(marks.empty, value):
         end = value + len(marks.empty)

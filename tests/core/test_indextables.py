@@ -59,7 +59,9 @@ def test_only_the_owner_makes_tables_in_the_index_file(root, run, monkeypatch):
         if indextables.FILE in str(database):
             db.set_authorizer(watch)
         return db
+    from ctx.storage import index as index_module
     monkeypatch.setattr(sqlite3, "connect", connect)
+    monkeypatch.setattr(index_module.sqlite3, "connect", connect)  # (the index connects through _sqlite3)
     for args in (("set", "k", "the upload retry path", "--tag", "t"), ("set", "k", "changed retry path"),
                  ("search", "retry", "--full-text"), ("search", "--semantic", "uploads"), ("history", "k"), ("list",)):
         assert run(*args, author="Agent").exit_code == 0, args
