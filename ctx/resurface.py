@@ -180,6 +180,7 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
     and first, so that a bounded section never leaves them out.
     Resolved and superseded entries leave it."""
     from ctx.storage.index import Where
+    from ctx.storage.indextables import DUE_INDEX
     last = day + timedelta(days=horizon)
     found: list[DueItem] = []
 
@@ -195,7 +196,7 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
         return True
 
     def where() -> Where:  # few entries have a due date: SQLite walks by_due, not every row
-        return Where().narrowing().add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
+        return Where().through(DUE_INDEX).add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
     # ISO days sort as text; one that cannot be read is left out by ``kept`` too
     ctx.query(stores, lambda r: kept(r, False), None, where().add("due IS NOT NULL AND due <= ?", last.isoformat()))
     if operator:  # and the stale ones, whatever their date (their body names the field)

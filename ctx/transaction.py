@@ -122,7 +122,7 @@ def _read_for_write(root: StrPath, index: Index | None, name: str) -> StoreFile:
     that the next write need not."""
     if index is None:
         return read_store(root, name)
-    import sqlite3
+    from ctx.storage.index import sqlite3  # (the module the index connects through)
     index.forget()
     store = read_known(root, name, lambda identity, raw: index.described(name, identity, raw),
                        lambda key: index.get(name, key))
@@ -139,7 +139,7 @@ def _index_writes(index: Index | None, stores: dict[str, StoreFile], changed: li
     """Keep the index in step with this write (it is rebuilt later if this fails)."""
     if index is None:
         return
-    import sqlite3
+    from ctx.storage.index import sqlite3  # (the module the index connects through)
     try:
         for name in changed:
             store = stores[name]

@@ -53,9 +53,8 @@ class ReadCache:
             return index
         if not index.writable:
             return None
-        import sqlite3
-
         from ctx.storage.files import read_raw
+        from ctx.storage.index import sqlite3  # (the module the index connects through)
         try:
             for name in stores:
                 if index.fresh([name]):

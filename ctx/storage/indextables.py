@@ -59,6 +59,7 @@ SEP = "\x1f"  # the tags column: each tag between two of these
 # and stops at its limit, however many other entries the stores hold (at 100,000 entries the two
 # sections read every row of their stores and sorted what passed: 53 and 34 ms of a 92 ms brief).
 OPERATOR_ROWS = "source = 'operator'"
+DUE_INDEX = "by_due"  # the rows with a due date: few, walked by ``Where.through`` (ctx/resurface.py)
 DECISION_ROWS = f"(instr(tags, '{SEP}decision{SEP}') > 0 OR substr(key, 1, 8) = 'decision')"
 
 _SQL: dict[str, str] = {
@@ -69,7 +70,7 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
                                    body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
-CREATE INDEX IF NOT EXISTS by_due ON entries(due) WHERE due IS NOT NULL;
+CREATE INDEX IF NOT EXISTS """ + DUE_INDEX + """ ON entries(due) WHERE due IS NOT NULL;
 CREATE INDEX IF NOT EXISTS by_operator ON entries(ts DESC, rank, key) WHERE """ + OPERATOR_ROWS + """;
 CREATE INDEX IF NOT EXISTS by_decision ON entries(ts DESC, rank, key) WHERE """ + DECISION_ROWS + """;
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);

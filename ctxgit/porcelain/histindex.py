@@ -12,13 +12,13 @@ rewritten: ``ctx purge``) makes the key's versions be read again.
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
 
 from ctx.storage import indextables
+from ctx.storage.index import sqlite3  # (the module the index connects through)
 from ctxgit.gitfiles import layout
 from ctxgit.porcelain.commits import CommitInfo, Version, walk_history
 

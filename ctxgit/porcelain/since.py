@@ -43,7 +43,6 @@ the whole history is read into a database in memory.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 
 TYPE_CHECKING = False
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
 
 from ctx.model import STORES
 from ctx.storage import indextables
+from ctx.storage.index import sqlite3  # (the module the index connects through)
 from ctxgit.gitfiles import layout, objects
 from ctxgit.gitfiles.refs import head_id
 from ctxgit.gitfiles.trailers import trailers

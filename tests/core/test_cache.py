@@ -219,6 +219,30 @@ def test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own(root
         assert f"USING INDEX {name}" in plan and "TEMP B-TREE" not in plan, (name, plan)
 
 
+def test_the_due_section_walks_the_due_index_only(root, run):
+    """DUE's queries (overdue and due soon; for the operator, stale ones due later) walk
+    by_due: without statistics SQLite took by_time for ``due > ?`` and read every row's
+    body (25 ms of an operator's brief at 10,000 entries, 250 at 100,000)."""
+    assert run("set", "seed", "x").exit_code == 0
+    _write(root, random.Random(4), n=200)
+    assert run("set", "due_one", "renew the certificate").exit_code == 0
+    assert run("remind", "due_one", "2026-01-06").exit_code == 0
+    ctx = Context(root=root, cache="update")   # the operator's brief: no author
+    now = datetime(2026, 1, 5, tzinfo=UTC)
+    before = render_brief(build_brief(ctx, now=now))
+    index = ctx.fresh_index(list(STORES))
+    assert index is not None
+    statements: list[str] = []
+    index.db.set_trace_callback(statements.append)
+    assert render_brief(build_brief(ctx, now=now)) == before
+    index.db.set_trace_callback(None)
+    due = [sql for sql in statements if sql.startswith("SELECT") and "due" in sql.split("WHERE", 1)[-1]]
+    assert len(due) == 2, statements   # due soon, and stale ones
+    for sql in due:
+        plan = " ".join(row[3] for row in index.db.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "USING INDEX by_due" in plan and "by_time" not in plan, (sql, plan)
+
+
 @pytest.mark.parametrize("name", ["plain", "a b", "q?x", "h#x", "p%41", "é ü", "semi;colon&amp=1"])
 def test_the_index_opens_whatever_the_folders_name(tmp_path, name):
     """The index's ``file:`` URI is made without pathlib: a name SQLite's URI would misread
