@@ -38,8 +38,9 @@ ANCHORED_KEYWORDS = ("://",)
 PROBE_PARENTS = ("----",)
 # what a text must hold (any one of these, lower-case) for a TEXT rule's expression to match
 # in it at all: its keywords stand in much prose ("key", "token"), the assignment or the
-# " is" that must follow one does not, and then the expression is not even compiled
-NEEDS = {"generic-api-key": ("=", ":", " is", "\tis", " was", "\twas", " are", "\tare", " were", "\twere")}
+# " is " that must follow one does not ("the issue"), and then the expression is not compiled
+NEEDS = {"generic-api-key": ("=", ":", *(lead + verb + trail for verb in ("is", "was", "are", "were")
+                                        for lead in " \t" for trail in " \t"))}  # " is ", "\twas "...
 
 _L = r"(?<![A-Za-z0-9])"   # not glued to a letter or digit on the left
 _R = r"(?![A-Za-z0-9])"    # nor on the right

@@ -441,7 +441,8 @@ def test_pieces_helper_sees_a_partial_leak():
 _NEEDING = [rule for rule in RULES if rule.needs]
 _PIECES = ["key", "token", "pass", "password", "secret", "auth", "cred", "pwd", "_id", ".x", "-y", "API", "KEY",
            " ", "\t", "\n", "=", ":", "=>", ":=", "'", '"', "`", " is", " IS", "\tis", " was", " are", " were",
-           " set to", " now", " for the", " of", "hunter2hunter2", "s3cr3tValue99", "Ab12Cd34Ef56", "x", "9"]
+           " set to", " now", " for the", " of", " issue", " island", "\tare\t",
+           "hunter2hunter2", "s3cr3tValue99", "Ab12Cd34Ef56", "x", "9"]
 
 
 @pytest.mark.slow
