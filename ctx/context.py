@@ -120,9 +120,8 @@ class Context:
         model.validate_store(store)
         # straight from the file when the index's record shows it valid (a snapshot's reads
         # keep to the view it took), else through the index, else from the parsed file
-        from ctx.storage.straight import UNKNOWN
-        entry = self._cache.straight(store, key) if not self._snapshots else UNKNOWN
-        if entry is UNKNOWN:
+        known, entry = self._cache.straight(store, key) if not self._snapshots else (False, None)
+        if not known:
             index = self.fresh_index([store])
             entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
         if entry is None:

@@ -72,13 +72,15 @@ class ReadCache:
             return None
         return index if index.fresh(stores) else None
 
-    def straight(self, store: str, key: str) -> Any:
-        """``key``'s entry in ``store`` read straight from its file, without loading SQLite
-        (None: it has none), or ``straight.UNKNOWN`` (ask ``fresh``)."""
-        from ctx.storage import straight
+    def straight(self, store: str, key: str) -> tuple[bool, Any]:
+        """``(True, key's entry in store)`` read straight from its file, without loading
+        SQLite (the entry None: it has none); ``(False, None)`` when the file cannot tell
+        (ask ``fresh``)."""
         if self.mode == "off" or self.state is None:
-            return straight.UNKNOWN
-        return straight.entry(self.root, self.state, store, key)
+            return False, None
+        from ctx.storage import straight
+        found = straight.entry(self.root, self.state, store, key)
+        return (False, None) if found is straight.UNKNOWN else (True, found)
 
     def for_write(self) -> Index | None:
         """The index a write consults and keeps in step, or None (off, or no state folder).
