@@ -194,21 +194,26 @@ def test_without_a_state_folder_there_is_no_index(root, run):
     assert Context(root).get("k")["value"] == "two" and index_file(root).exists()
 
 
-def test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own(root, run):
-    """INSTRUCTIONS and DECISIONS walk the operator's rows and the decisions' rows, newest
-    first, by partial indexes (never every row of their stores, then a sort): at 100,000
-    entries that scan and sort was 87 of a 92 ms brief."""
-    assert run("set", "seed", "x").exit_code == 0   # a repository, so the index can live in .git
-    _write(root, random.Random(3), n=200)
-    ctx = Context(root=root, cache="update")
+def _brief_statements(ctx: Context) -> tuple[Index, list[str]]:
+    """The SQL a brief runs, once its index is built (with its partial indexes)."""
     now = datetime(2026, 1, 5, tzinfo=UTC)
-    before = render_brief(build_brief(ctx, now=now))  # (the index built, with its partial indexes)
+    before = render_brief(build_brief(ctx, now=now))
     index = ctx.fresh_index(list(STORES))
     assert index is not None
     statements: list[str] = []
     index.db.set_trace_callback(statements.append)
     assert render_brief(build_brief(ctx, now=now)) == before
     index.db.set_trace_callback(None)
+    return index, statements
+
+
+def test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own(root, run):
+    """INSTRUCTIONS and DECISIONS walk the operator's rows and the decisions' rows, newest
+    first, by partial indexes (never every row of their stores, then a sort): at 100,000
+    entries that scan and sort was 87 of a 92 ms brief."""
+    assert run("set", "seed", "x").exit_code == 0   # a repository, so the index can live in .git
+    _write(root, random.Random(3), n=200)
+    index, statements = _brief_statements(Context(root=root, cache="update"))
     plans = {}
     for sql in statements:
         for name, condition in (("by_operator", "source = 'operator'"), ("by_decision", "'decision')")):
@@ -222,20 +227,12 @@ def test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own(root
 def test_the_due_section_walks_the_due_index_only(root, run):
     """DUE's queries (overdue and due soon; for the operator, stale ones due later) walk
     by_due: without statistics SQLite took by_time for ``due > ?`` and read every row's
-    body (25 ms of an operator's brief at 10,000 entries, 250 at 100,000)."""
+    body (25 ms of an operator's brief at 10,000 entries)."""
     assert run("set", "seed", "x").exit_code == 0
     _write(root, random.Random(4), n=200)
     assert run("set", "due_one", "renew the certificate").exit_code == 0
     assert run("remind", "due_one", "2026-01-06").exit_code == 0
-    ctx = Context(root=root, cache="update")   # the operator's brief: no author
-    now = datetime(2026, 1, 5, tzinfo=UTC)
-    before = render_brief(build_brief(ctx, now=now))
-    index = ctx.fresh_index(list(STORES))
-    assert index is not None
-    statements: list[str] = []
-    index.db.set_trace_callback(statements.append)
-    assert render_brief(build_brief(ctx, now=now)) == before
-    index.db.set_trace_callback(None)
+    index, statements = _brief_statements(Context(root=root, cache="update"))   # the operator's: no author
     due = [sql for sql in statements if sql.startswith("SELECT") and "due" in sql.split("WHERE", 1)[-1]]
     assert len(due) == 2, statements   # due soon, and stale ones
     for sql in due:
