@@ -141,6 +141,27 @@ def _day_start(year: int, month: int, day: int) -> int | None:
     return (era * 146097 + of_era_days - 719468) * 86400
 
 
+def day_number(text: str) -> int | None:
+    """A ``YYYY-MM-DD`` day as days since 1970-01-01 (``date.toordinal()`` less 719,163);
+    None for anything else."""
+    if len(text) != 10 or text[4] + text[7] != "--" or not (text[:4] + text[5:7] + text[8:]).isdigit() \
+            or not text.isascii():
+        return None
+    start = _day_start(int(text[:4]), int(text[5:7]), int(text[8:]))
+    return None if start is None else start // 86400
+
+
+def day_text(number: int) -> str:
+    """``day_number``'s inverse: the ``YYYY-MM-DD`` of a day counted from 1970-01-01."""
+    era, of_era = divmod(number + 719468, 146097)
+    year_of_era = (of_era - of_era // 1460 + of_era // 36524 - of_era // 146096) // 365
+    of_year = of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    shifted_month = (5 * of_year + 2) // 153     # from March
+    day = of_year - (153 * shifted_month + 2) // 5 + 1
+    month = shifted_month + 3 if shifted_month < 10 else shifted_month - 9
+    return f"{year_of_era + era * 400 + (month <= 2):04d}-{month:02d}-{day:02d}"
+
+
 _DAY_STARTS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its 00:00 UTC in epoch seconds (None: no such day)
 
 

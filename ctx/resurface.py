@@ -19,11 +19,13 @@ status, so, like ``basis`` (§4.4), they leave ``timestamp`` alone.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
-
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
+    from datetime import date
+
     from ctx.context import Context
+# datetime (~2.5 ms with math and operator) is imported where a day is made: a brief with
+# nothing due needs none
 
 from ctx import model
 from ctx.errors import InvalidArgument
@@ -38,12 +40,14 @@ CLOSED = ("resolved", "superseded")
 
 def today() -> date:
     """The local calendar day (due dates are days as the operator lives them)."""
+    from datetime import datetime
     return datetime.now().astimezone().date()
 
 
 def parse_day(text: str, base: date | None = None) -> date:
     """``YYYY-MM-DD``, ``today``, ``tomorrow`` or ``+N`` (``+Nd``: N days from ``base``);
     anything else is an ``InvalidArgument`` (exit 2, nothing written)."""
+    from datetime import timedelta
     raw = (text or "").strip().lower()
     base = base or today()
     if raw in ("today", "tomorrow"):
@@ -61,6 +65,7 @@ def stored_day(value: object) -> date | None:
     if not isinstance(value, str) or len(value) != 10 or value[4] != "-" or value[7] != "-" \
             or not (value[:4] + value[5:7] + value[8:]).isdigit():
         return None
+    from datetime import date
     try:
         return date.fromisoformat(value)
     except ValueError:
@@ -108,6 +113,7 @@ def review(ctx: Context, key: str, *, stale: bool = False, store: str = DEFAULT_
     """Record a review (``ctx review``): the next due date is the last interval times
     ``GROWTH`` from today (``CAP`` at most for a must-not-forget entry); with ``stale``,
     tomorrow, and the entry is named in the operator's brief."""
+    from datetime import timedelta
     reviewed = today()
 
     def change(entry: Entry) -> Entry:
@@ -173,7 +179,7 @@ class DueItem:
         return {0: "today", 1: "tomorrow"}.get(self.days, f"in {self.days} days")
 
 
-def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False,
+def due_items(ctx: Context, stores: list[str], day: date | str, operator: bool = False,
               horizon: int = HORIZON) -> list[DueItem]:
     """Entries of ``stores`` overdue or due within ``horizon`` days of ``day``, soonest
     first (then as results are ordered); for the operator, stale ones whatever their date,
@@ -181,7 +187,10 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
     Resolved and superseded entries leave it."""
     from ctx.storage.index import Where
     from ctx.storage.indextables import DUE_INDEX
-    last = day + timedelta(days=horizon)
+    first = model.day_number(day if isinstance(day, str) else day.isoformat())
+    if first is None:
+        raise InvalidArgument(f"not a day: {day!r}")
+    last = model.day_text(first + horizon)   # (days counted: no datetime until one is due)
     found: list[DueItem] = []
 
     def kept(r: Result, later: bool) -> bool:
@@ -189,19 +198,22 @@ def due_items(ctx: Context, stores: list[str], day: date, operator: bool = False
         entry = r.entry
         if entry.get("status") in CLOSED:
             return False
-        when = stored_day(entry.get("due"))
-        if when is None or (when > last) != later or (later and entry.get("stale") is not True):
+        due = entry.get("due")
+        number = model.day_number(due) if isinstance(due, str) else None
+        if number is None or (number > first + horizon) != later or (later and entry.get("stale") is not True):
             return False
-        found.append(DueItem(r, when, (when - day).days))
+        when = stored_day(due)
+        assert when is not None  # (the same rule as day_number's)
+        found.append(DueItem(r, when, number - first))
         return True
 
     def where() -> Where:  # few entries have a due date: SQLite walks by_due, not every row
         return Where().through(DUE_INDEX).add("(status IS NULL OR status NOT IN ('resolved', 'superseded'))")
     # ISO days sort as text; one that cannot be read is left out by ``kept`` too
-    ctx.query(stores, lambda r: kept(r, False), None, where().add("due IS NOT NULL AND due <= ?", last.isoformat()))
+    ctx.query(stores, lambda r: kept(r, False), None, where().add("due IS NOT NULL AND due <= ?", last))
     if operator:  # and the stale ones, whatever their date (their body names the field)
         ctx.query(stores, lambda r: kept(r, True), None,
-                  where().add("due > ? AND instr(body, ?) > 0", last.isoformat(), b"stale"))
+                  where().add("due > ? AND instr(body, ?) > 0", last, b"stale"))
     # soonest first (stable: ties keep the results' order); the operator's stale ones lead
     found.sort(key=lambda item: (not (operator and item.stale), item.day))
     return found

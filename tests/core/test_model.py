@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -525,3 +525,18 @@ def test_amend_notes_are_stripped_as_the_expression_alone_strips_them(text):
     while (match := re.match(r"(?s)\[Amended \d{4}-\d{2}-\d{2}: .*?\]\n", expected)):
         expected = expected[match.end():]
     assert model.strip_amend_notes(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dates())
+def test_day_numbers_count_as_date_ordinals_do(day):
+    """``day_number`` / ``day_text`` (the brief's DUE section counts days without datetime)."""
+    number = model.day_number(day.isoformat())
+    assert number == day.toordinal() - date(1970, 1, 1).toordinal()
+    assert model.day_text(number) == day.isoformat()
+
+
+@pytest.mark.parametrize("text", ["2023-02-29", "1900-02-29", "2026-04-31", "2026-13-01", "0000-01-01", "2026-1-01",
+                                  "２０２６-01-01", "2026/01/01", ""])
+def test_what_is_not_a_day_has_no_number(text):
+    assert model.day_number(text) is None
