@@ -214,8 +214,11 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
                                                floor(all_stores, FIND_TAG_PRINTED.format(tag="infra")), env, runs),
         "floor: the same, printing a line per hit as ctx does")
     add("brief", measure(["brief"], floor(all_stores, FIND_ALL), env, runs))
+    operator_env = {k: v for k, v in env.items() if k != "CTX_AUTHOR"}
+    add("brief (the operator's)", measure(["brief"], floor(all_stores, FIND_ALL), operator_env, runs),
+        "no CTX_AUTHOR: DUE looks for stale entries too, INSTRUCTIONS and the rest as above")
     add("start", measure(["start"], floor(all_stores, FIND_ALL), env, runs))
-    brief_ms = rows[-2][1]
+    brief_ms = next(row[1] for row in rows if row[0] == "brief")
     budgeted = measure(["start", "--max-chars", "9000"], floor(all_stores, FIND_ALL), env, runs)
     add("start --max-chars 9000", budgeted, f"{budgeted[0] / brief_ms:.2f} x brief (with SINCE: CTX_AUTHOR set)")
 
