@@ -141,9 +141,12 @@ def _day_start(year: int, month: int, day: int) -> int | None:
     return (era * 146097 + of_era_days - 719468) * 86400
 
 
+EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+
+
 def day_number(text: str) -> int | None:
-    """A ``YYYY-MM-DD`` day as days since 1970-01-01 (``date.toordinal()`` less 719,163);
-    None for anything else."""
+    """A ``YYYY-MM-DD`` day as days since 1970-01-01 (``date.toordinal()`` less
+    ``EPOCH_ORDINAL``); None for anything else."""
     if len(text) != 10 or text[4] + text[7] != "--" or not (text[:4] + text[5:7] + text[8:]).isdigit() \
             or not text.isascii():
         return None

@@ -62,14 +62,14 @@ def parse_day(text: str, base: date | None = None) -> date:
 
 def stored_day(value: object) -> date | None:
     """A stored ``due``-like field as a day; None when absent or unreadable (written by hand)."""
-    if not isinstance(value, str) or len(value) != 10 or value[4] != "-" or value[7] != "-" \
-            or not (value[:4] + value[5:7] + value[8:]).isdigit():
-        return None
+    number = model.day_number(value) if isinstance(value, str) else None
+    return None if number is None else _day_of(number)
+
+
+def _day_of(number: int) -> date:
+    """The day ``model.day_number`` counts as ``number``."""
     from datetime import date
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        return None
+    return date.fromordinal(number + model.EPOCH_ORDINAL)
 
 
 def due_fields(day: date, set_on: date | None = None) -> dict[str, str]:
@@ -202,9 +202,7 @@ def due_items(ctx: Context, stores: list[str], day: date | str, operator: bool =
         number = model.day_number(due) if isinstance(due, str) else None
         if number is None or (number > first + horizon) != later or (later and entry.get("stale") is not True):
             return False
-        when = stored_day(due)
-        assert when is not None  # (the same rule as day_number's)
-        found.append(DueItem(r, when, number - first))
+        found.append(DueItem(r, _day_of(number), number - first))
         return True
 
     def where() -> Where:  # few entries have a due date: SQLite walks by_due, not every row

@@ -157,8 +157,6 @@ class Index:
                 import glob
                 for old in glob.glob(os.path.join(glob.escape(os.fspath(state)), indextables.OLD_FILES)):
                     os.unlink(old)  # the indexes before it
-                from ctx.storage import straight
-                straight.forget(state)
             uri = file_uri(path) + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
                                  check_same_thread=False)

@@ -59,8 +59,8 @@ SEP = "\x1f"  # the tags column: each tag between two of these
 # and stops at its limit, however many other entries the stores hold (at 100,000 entries the two
 # sections read every row of their stores and sorted what passed: 53 and 34 ms of a 92 ms brief).
 OPERATOR_ROWS = "source = 'operator'"
-DUE_INDEX = "by_due"  # the rows with a due date: few, walked by ``Where.through`` (ctx/resurface.py)
 DECISION_ROWS = f"(instr(tags, '{SEP}decision{SEP}') > 0 OR substr(key, 1, 8) = 'decision')"
+DUE_INDEX = "by_due"  # the rows with a due date: few, walked by ``Where.through`` (ctx/resurface.py)
 
 _SQL: dict[str, str] = {
     ENTRIES: """
