@@ -31,14 +31,12 @@ if TYPE_CHECKING:
 from ctx import model, phases, settings
 from ctx.errors import InvalidArgument, NotFound
 from ctx.model import DEFAULT_STORE, STORES, Entry
-from ctx.recorder import NullRecorder
 from ctx.results import Filters, Result, result_order
 from ctx.storage.cache import ReadCache
 from ctx.storage.files import (
     StoreFile,
     read_store,
 )
-from ctx.storage.lock import context_lock
 from ctx.storage.root import LayoutReport, check_root, ensure_layout
 
 if TYPE_CHECKING:
@@ -60,7 +58,7 @@ class Context:
         self._root: Path | None = None
         self.state: StrPath | None = state_of(self.where) if state_of is not None else None
         self.author = settings.author() if author is None else (author.strip() or None)
-        self._recorder_factory = recorder_factory or NullRecorder.for_root
+        self._recorder_factory = recorder_factory  # None: a NullRecorder, made at the first write
         self._recorder: Recorder | None = None
         if settings.flag("CTX_NO_CACHE"):
             cache = "off"
@@ -86,6 +84,9 @@ class Context:
     @property
     def recorder(self) -> Recorder:
         if self._recorder is None:
+            if self._recorder_factory is None:
+                from ctx.recorder import NullRecorder
+                self._recorder_factory = NullRecorder.for_root
             self._recorder = self._recorder_factory(self.where)
         return self._recorder
 
@@ -249,6 +250,7 @@ class Context:
 
     def init(self) -> LayoutReport:
         """Create what is missing of the root's layout and record it (``ctx init``)."""
+        from ctx.storage.lock import context_lock  # (the writes take it in ctx/transaction.py)
         first = self.make_root()
         with context_lock(self.where):
             self.recorder.prepare()

@@ -25,12 +25,16 @@ import marshal
 import os
 import time
 
-try:  # the module that sqlite3 re-exports: without the package's adapters, which import
-    import _sqlite3 as sqlite3  # datetime and collections.abc (~2 ms of a `ctx get`)
-except ImportError:  # (an interpreter without it: the package)
-    import sqlite3  # type: ignore[no-redef]
-
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+if TYPE_CHECKING:
+    import sqlite3
+else:
+    from ctx.storage import sqlitemodule
+    try:  # the module that sqlite3 re-exports (without the package's adapters: datetime, ~2 ms)
+        sqlite3 = sqlitemodule.load()
+    except ImportError:  # (an interpreter without it: the package)
+        import sqlite3
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any

@@ -53,9 +53,8 @@ if TYPE_CHECKING:
 from ctx.model import STORES
 from ctx.storage import indextables
 from ctx.storage.index import sqlite3  # (the module the index connects through)
-from ctxgit.gitfiles import layout, objects
+from ctxgit.gitfiles import layout
 from ctxgit.gitfiles.refs import head_id
-from ctxgit.gitfiles.trailers import trailers
 
 VERSION = indextables.SINCE_LOG_VERSION  # the log's layout (its tables: ctx/storage/indextables.py)
 LOOSE_STEPS = 1000  # commits read straight from .git/objects before pygit2 takes over
@@ -306,6 +305,7 @@ def _insert(db: sqlite3.Connection, rows: list[Row]) -> None:
 # --- reading the commits ---------------------------------------------------------------
 
 def _row(oid: str, when: int, author: str, message: str, parents: int) -> Row:
+    from ctxgit.gitfiles.trailers import trailers  # (not at the top: an answer from the log reads none)
     found = trailers(message)
     op = (found.get("Ctx-Operation") or [""])[0]
     merge = parents > 1 or op == "merge"
@@ -360,6 +360,7 @@ def _loose_run(git: StrPath, head: str, tip: str | None) -> tuple[list[Row], boo
 
 def _read_loose(git: StrPath, oid: str) -> tuple[list[str], str, int, str] | None:
     """(parents, author name, author time, message) of a loose commit object."""
+    from ctxgit.gitfiles import objects  # (not at the top: an answer from the log reads none, nor zlib)
     found = objects.read(git, oid)
     if found is None or found[0] != b"commit":
         return None
