@@ -117,6 +117,11 @@ class Context:
         """The read index, fresh for ``stores`` (rebuilt from the files when allowed), or None."""
         return self._cache.fresh(stores, self._parsed if self._snapshots else None)
 
+    def opened_index(self) -> Index | None:
+        """The index file this context reads through, opened, fresh or not (None: off, or
+        none): the since-log keeps its tables in that file and asks through this connection."""
+        return self._cache.opened()
+
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
         model.validate_store(store)
         # straight from the file when the index's record shows it valid (a snapshot's reads

@@ -28,6 +28,17 @@ class ReadCache:
         self._index: Index | None = None
         self._opened = False
 
+    def opened(self) -> Index | None:
+        """The index file, opened at the first use (writable in "update" mode), fresh or not;
+        None: off, or no index."""
+        if self.mode == "off":
+            return None
+        if not self._opened:
+            self._opened = True
+            from ctx.storage.index import Index
+            self._index = Index.open(self.root, self.state, writable=self.mode == "update")
+        return self._index
+
     def forget(self) -> None:
         """Check freshness again on the next read (files may have changed since)."""
         if self._index is not None:
@@ -38,13 +49,7 @@ class ReadCache:
 
         ``keep``: inside a snapshot, where the stores parsed to rebuild the index are kept
         (and freshness, once checked, holds); None: freshness is checked again now."""
-        if self.mode == "off":
-            return None
-        if not self._opened:
-            self._opened = True
-            from ctx.storage.index import Index
-            self._index = Index.open(self.root, self.state, writable=self.mode == "update")
-        index = self._index
+        index = self.opened()
         if index is None:
             return None
         if keep is None:

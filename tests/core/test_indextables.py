@@ -79,3 +79,22 @@ def test_only_the_owner_makes_tables_in_the_index_file(root, run, monkeypatch):
     declared = {t for g in GROUPS for t in indextables.tables(g)}
     shadows = {f"{v}_{part}" for v in ("fts", "words") for part in ("data", "idx", "content", "docsize", "config")}
     assert tables - shadows <= declared, tables - shadows - declared
+
+
+def test_a_group_all_there_costs_one_query_and_a_missing_part_is_made_again():
+    """Every write and most reads open the index and make sure of ENTRIES: when each of its
+    names is there (as IF NOT EXISTS would find), one query; a missing index is made."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    ran: list[str] = []
+    db.set_trace_callback(ran.append)
+    indextables.create(db, indextables.ENTRIES)
+    assert len(ran) > len(indextables.names(indextables.ENTRIES))  # the query, then each statement
+    ran.clear()
+    indextables.create(db, indextables.ENTRIES)
+    assert len(ran) == 1 and ran[0].startswith("SELECT count(*) FROM sqlite_master")
+    db.execute(f"DROP INDEX {indextables.DUE_INDEX}")
+    indextables.create(db, indextables.ENTRIES)
+    assert db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (indextables.DUE_INDEX,)).fetchone()
+    assert indextables.names(indextables.ENTRIES)[:4] == indextables.tables(indextables.ENTRIES)
+    made = set(indextables.names(indextables.ENTRIES))
+    assert {"by_time", indextables.DUE_INDEX, "by_operator", "by_decision"} <= made

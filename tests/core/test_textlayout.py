@@ -249,7 +249,9 @@ def test_any_keys_and_entries_round_trip(entries, new_key):
     inserted = insert_entry(raw, new_key, {"v": 2})
     if new_key in entries:
         assert inserted is None
-    elif b"\\u" not in raw:  # nothing spelled by escapes: the layout proves the key absent
+    elif b"\\u" not in raw and b"\\/" not in raw:  # no escape that could spell a key: proven absent
+        # (a key with a backslash before a "/" is written with "\\/": those bytes hold "\/" as well,
+        # which the layout cannot tell from an escaped "/", and says so)
         assert inserted == _json({**data, "entries": {**entries, new_key: {"v": 2}}})
     else:
         assert inserted in (None, _json({**data, "entries": {**entries, new_key: {"v": 2}}}))

@@ -180,6 +180,37 @@ def test_write_false_writes_nothing(root, write):
     assert ctx_dir_bytes(root) == before
 
 
+def test_an_open_index_is_asked_through_and_left_open(root, write, run, monkeypatch):
+    """The brief and ``start`` read the entries and the since-log from one connection to the
+    index file (a second one cost ~0.3 ms of a ~17 ms brief); the answer is the same."""
+    from ctx.context import Context
+    from ctx.storage import index as index_module
+    from ctxgit.gitfiles.layout import state_dir
+    write("set", "mark", "A was here", author=A)
+    write("set", "x", "1", author=B)
+    alone = rows(since_last_session(root, A))
+    for mode, writing in (("update", True), ("read", False)):
+        context = Context(root, author=A, cache=mode, state_of=state_dir)
+        index = context.opened_index()
+        assert index is not None and index.writable == writing
+        assert rows(since_last_session(root, A, write=writing, index=index)) == alone == [("x", B, "new")]
+        assert index.db.execute("SELECT count(*) FROM entries").fetchone()[0] == 2  # still open
+        index.close()
+    opened: list[str] = []
+    real = index_module.sqlite3.connect
+
+    def counting(database, *args, **kwargs):
+        if index_file(root).name in str(database):
+            opened.append(str(database))
+        return real(database, *args, **kwargs)
+    monkeypatch.setattr(index_module.sqlite3, "connect", counting)
+    for command in ("brief", "start"):
+        opened.clear()
+        result = run(command, author=A)
+        assert result.exit_code == 0 and "x" in result.output, result.output
+        assert len(opened) == 1, (command, opened)
+
+
 def test_no_index_at_all_write_false(root, write):
     write("set", "x", "1", author=B)
     for path in index_file(root).parent.glob(index_file(root).name + "*"):

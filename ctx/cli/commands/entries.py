@@ -34,7 +34,7 @@ def since(context: Context, write: bool) -> Since | None:
     if flag("CTX_NO_GIT"):
         return None
     from ctxgit.porcelain.since import since_last_session
-    return since_last_session(context.where, context.author, write=write)
+    return since_last_session(context.where, context.author, write=write, index=context.opened_index())
 
 
 def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> int | None:
