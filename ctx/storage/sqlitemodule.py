@@ -44,7 +44,10 @@ def statement_cache(maxsize: int = 128, typed: bool = False) -> Callable[[Callab
                 if maxsize is not None and len(kept) >= maxsize:
                     if maxsize <= 0:
                         return made
-                    del kept[next(iter(kept))]
+                    try:  # (two threads on one connection may both evict: lru_cache's C code is one step)
+                        del kept[next(iter(kept))]
+                    except (KeyError, RuntimeError, StopIteration):
+                        pass
             kept[sql] = made
             return made
         return cached

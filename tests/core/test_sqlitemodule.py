@@ -96,3 +96,32 @@ def test_a_module_that_wants_more_than_the_loan_is_imported_again_with_the_real_
               hasattr(functools, "partial"))
     """, str(tmp_path))
     assert lines == ["True", "True", "True"]
+
+
+def test_threads_sharing_one_cache_get_right_statements_and_no_error():
+    """A thread started after the loan may share a connection (check_same_thread=False):
+    lru_cache's C code runs as one step, the lent cache in several; it must still answer right."""
+    import random
+    import threading
+    cached = statement_cache(4)(lambda sql: ("statement", sql))
+    wrong: list[object] = []
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        def hammer(seed: int) -> None:
+            rng = random.Random(seed)
+            try:
+                for _ in range(20_000):
+                    sql = str(rng.randrange(12))
+                    if cached(sql) != ("statement", sql):
+                        wrong.append(sql)
+            except Exception as error:  # (any error is the failure shown)
+                wrong.append(error)
+        threads = [threading.Thread(target=hammer, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert wrong == []
