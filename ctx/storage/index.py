@@ -28,18 +28,16 @@ import time
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+    from ctx.storage.files import StrPath
 else:
     from ctx.storage import sqlitemodule
     try:  # the module that sqlite3 re-exports (without the package's adapters: datetime, ~2 ms)
         sqlite3 = sqlitemodule.load()
     except ImportError:  # (an interpreter without it: the package)
         import sqlite3
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Any
-
-    from ctx.storage.files import StrPath
 
 from ctx import model
 from ctx.errors import StoreError

@@ -112,28 +112,28 @@ def sql(group: str) -> str:
     return _SQL[group]
 
 
-def tables(group: str) -> list[str]:
-    """The names of ``group``'s tables (not their indexes), in the order they are made."""
-    names = []
+def _made(group: str) -> list[tuple[bool, str]]:
+    """``(a table?, name)`` of everything ``group``'s statements make, in their order."""
+    made = []
     for line in _SQL[group].splitlines():
         words = line.split()
-        if words[:2] == ["CREATE", "TABLE"] or words[:3] == ["CREATE", "VIRTUAL", "TABLE"]:
-            name = words[words.index("EXISTS") + 1]
-            names.append(name.split("(", 1)[0])
-    return names
+        table = words[:2] == ["CREATE", "TABLE"] or words[:3] == ["CREATE", "VIRTUAL", "TABLE"]
+        if table or words[:2] == ["CREATE", "INDEX"]:
+            made.append((table, words[words.index("EXISTS") + 1].split("(", 1)[0]))
+    return made
 
 
-_NAMES: dict[str, list[str]] = {}  # (names, once per group and process)
+def tables(group: str) -> list[str]:
+    """The names of ``group``'s tables (not their indexes), in the order they are made."""
+    return [name for table, name in _made(group) if table]
 
 
 def names(group: str) -> list[str]:
     """The names of everything ``group`` makes: its tables, then its indexes."""
-    made = []
-    for line in _SQL[group].splitlines():
-        words = line.split()
-        if words[:2] == ["CREATE", "INDEX"]:
-            made.append(words[words.index("EXISTS") + 1])
-    return tables(group) + made
+    return tables(group) + [name for table, name in _made(group) if not table]
+
+
+_NAMES: dict[str, list[str]] = {}  # ``names`` of each group, once per process
 
 
 def create(db: sqlite3.Connection, group: str) -> None:
@@ -142,7 +142,9 @@ def create(db: sqlite3.Connection, group: str) -> None:
     ``executescript``, this never commits a transaction the caller has open. When every
     name is there already (as ``IF NOT EXISTS`` checks: by name), one query instead of a
     statement each: every write and most reads open the file."""
-    wanted = _NAMES.get(group) or _NAMES.setdefault(group, names(group))
+    wanted = _NAMES.get(group)
+    if wanted is None:
+        wanted = _NAMES[group] = names(group)
     marks = ",".join("?" * len(wanted))
     if db.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN ({marks})", wanted).fetchone()[0] \
             == len(wanted):
