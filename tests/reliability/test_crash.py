@@ -2,9 +2,9 @@
 
 Two kinds of trial, both on real ``ctx`` processes:
 
-* random: the process is killed after ``uniform(0, 0.15)`` seconds (a whole
-  write takes about that long), a few dozen times here and hundreds in
-  ``bench/soak.py``;
+* random: the process is killed after ``uniform(0, d)`` seconds, ``d`` a little
+  over a whole write timed first on this machine, a few dozen times here and
+  hundreds in ``bench/soak.py``;
 * exhaustive: a Python audit hook in the ``ctx`` process kills it just
   before each file operation it makes under the context root (every open
   for writing, rename, hard link and removal), one trial per operation.

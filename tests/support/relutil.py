@@ -446,11 +446,12 @@ def _after_kill(root: Path, env: Mapping[str, str], report: Report, trial: int) 
 
 
 def crash_trials(root: Path, env: Mapping[str, str], trials: int, rng: random.Random,
-                 max_delay: float = 0.15, model: Model | None = None) -> Report:
+                 max_delay: float | None = None, model: Model | None = None) -> Report:
     """``trials`` rounds of: a random write (set, amend, delete; with and without
     CTX_AUTHOR, so both ways of committing) SIGKILLed after uniform(0, max_delay)
     seconds, a read, a recovery write, and the checks of ``inspect_root`` and
-    ``Model.observe``."""
+    ``Model.observe``. ``max_delay`` None: for each way, a little over one write of that way
+    timed first here (a fixed 0.15 s let most kills of a 30 ms write come after it ended)."""
     report = Report()
     model = model or Model()
     seed = run_ctx(["set", "seed_entry", "seed value"], dict(env, CTX_AUTHOR="Seeder"))
@@ -458,13 +459,27 @@ def crash_trials(root: Path, env: Mapping[str, str], trials: int, rng: random.Ra
         report.fail(0, f"the first write failed: {seed.describe()}")
         return report
     model.apply("shared", "seed_entry", seed, set_to("seed value"))
+
+    def env_of(author: str | None) -> dict[str, str]:
+        return dict(env, CTX_AUTHOR=author) if author else \
+            dict({k: v for k, v in env.items() if k != "CTX_AUTHOR"}, CTX_GIT_SLOW="1")
+    delays = {}  # each way of committing: the longest delay its kills wait
+    for way in ("Agent Crash", None):
+        if max_delay is not None:
+            delays[way] = max_delay
+            continue
+        probe = run_ctx(["set", "probe_entry", f"probe {way}"], env_of(way))  # cover a whole write
+        if probe.returncode != 0:
+            report.fail(0, f"a write before the trials failed: {probe.describe()}")
+            return report
+        model.apply("shared", "probe_entry", probe, set_to(f"probe {way}"))
+        delays[way] = 1.2 * probe.seconds
     for n in range(1, trials + 1):
         report.trials += 1
         author = rng.choice(["Agent Crash", None])  # the operator's writes here go the libgit2 way
-        wenv = dict(env, CTX_AUTHOR=author) if author else \
-            dict({k: v for k, v in env.items() if k != "CTX_AUTHOR"}, CTX_GIT_SLOW="1")
+        wenv = env_of(author)
         args, store, key, change = _random_write(rng, model, n)
-        outcome = run_killed(args, wenv, rng.uniform(0, max_delay))
+        outcome = run_killed(args, wenv, rng.uniform(0, delays[author]))
         if outcome.killed:
             report.kills_landed += 1
         elif outcome.returncode != 0:
