@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 class Run:
     """What a handler gets besides its arguments: output, and the context it works on."""
 
+    makes_both = False  # ``result`` makes only the form it prints (the text, or the JSON)
+
     def __init__(self) -> None:
         self.contexts: list[Context] = []
 
@@ -79,6 +81,8 @@ class CapturingRun(Run):
     ``text`` (stdout, exactly as the CLI prints it), ``errors`` (the stderr lines) and
     ``result_payload`` (the payload handed to ``result``, whether or not it was printed
     as JSON). ``given`` stands in for stdin."""
+
+    makes_both = True  # ``result`` keeps the text and the JSON
 
     def __init__(self, given: str = "") -> None:
         super().__init__()

@@ -15,8 +15,9 @@ clean") could change again without its identity changing, so its rows also
 carry a CRC of the bytes, checked until the file is older than that window.
 
 Every query the index answers is re-checked in Python by the caller: the
-SQL only narrows and orders, the Python predicate decides. Any SQLite
-trouble makes the index unavailable, never a read wrong.
+SQL only narrows and orders, the Python predicate decides (but for the lines
+of a tag, ``ctx/storage/taglines.py``: Python's answer, made at the write).
+Any SQLite trouble makes the index unavailable, never a read wrong.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ else:
 
 from ctx import model
 from ctx.errors import StoreError
-from ctx.storage import indextables
+from ctx.storage import indextables, taglines
 from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, remove, store_path
 from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
 
@@ -247,6 +248,7 @@ class Index:
         incomplete = tuple((k, ", ".join(sorted(REQUIRED_FIELDS - e.keys())))
                            for k, e in (entries or {}).items() if not REQUIRED_FIELDS <= e.keys())
         with self._transaction():
+            taglines.forget(self.db, store)
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
@@ -299,7 +301,10 @@ class Index:
                                               (old is not None and tuple(meta[:3]) == tuple(old)))
             if not described:
                 return False
+            lines = taglines.current(self.db, store)  # (kept in step only while they hold)
             for key, entry in changes:
+                if lines:
+                    taglines.change(self.db, store, key, entry)
                 if entry is None:
                     self.db.execute("DELETE FROM entries WHERE store = ? AND key = ?", (store, key))
                 else:
@@ -307,6 +312,8 @@ class Index:
                                     row_for(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
+            if lines:
+                taglines.mark(self.db, store)
             self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
         self._publish()
         return True
@@ -450,6 +457,13 @@ class Index:
     def get(self, store: str, key: str) -> dict | None:
         row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()
         return marshal.loads(row[0]) if row else None
+
+    def tag_lines(self, stores: list[str], tags: Iterable[str], limit: int | None = None) -> list[str] | None:
+        """``taglines.lines``: the result lines of a list by tag; None when they cannot be had."""
+        try:
+            return taglines.lines(self, stores, tags, limit)
+        except sqlite3.Error:
+            return None
 
     def counts(self, stores: Iterable[str]) -> dict[str, int]:
         out = {}

@@ -12,6 +12,8 @@ Its tables come in groups, each used by one module and rebuilt by its own rule:
   rebuilt from its file whenever the file's identity (size, mtime, inode) is
   not the one recorded in ``meta``; ``layout`` keeps where a store's entries sit
   in its file, so a write splices one entry without parsing the file;
+  ``tag_lines`` (``ctx/storage/taglines.py``) the result lines of each tag, kept by
+  the writes and made again by a list by tag when ``tag_meta`` is not ``meta``;
 - ``FTS`` and ``WORDS`` (``ctx/storage/index.py``, for ``search`` and ``search
   --semantic``): made on first use, a store's rows copied again from
   ``entries`` when its identity moved on (``fts_meta``, ``words_meta``); the
@@ -76,6 +78,10 @@ CREATE INDEX IF NOT EXISTS by_decision ON entries(ts DESC, rank, key) WHERE """ 
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
                                   incomplete BLOB, body INTEGER, close INTEGER);
+CREATE TABLE IF NOT EXISTS tag_lines(tag TEXT, ts REAL, rank INTEGER, key TEXT, head TEXT, tail TEXT,
+                                     PRIMARY KEY(tag, ts DESC, rank, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tag_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
+                                    digest INTEGER, format INTEGER);
 """,
     FTS: ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
           "tokenize='unicode61 remove_diacritics 0');"),
