@@ -61,9 +61,12 @@ def ensure_layout(root: StrPath, memory_only: bool = False) -> LayoutReport:
     if not report.existed:
         try:
             os.makedirs(root, mode=DIR_MODE)
+            report.created.append(str(root))
+        except FileExistsError:  # another process made it meanwhile (two first writes at once)
+            check_root(root)
+            report.existed = True
         except OSError as exc:
             raise ContextRootError(f"cannot create the context root {root}: {exc.strerror}") from None
-        report.created.append(str(root))
     for name in ("memory",) if memory_only else ("memory", "sessions"):
         path = os.path.join(root, name)
         if not os.path.exists(path):

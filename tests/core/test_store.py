@@ -511,3 +511,17 @@ def test_the_search_for_keys_written_twice_runs_once_per_outside_change(root, gi
     with pytest.raises(StoreError, match="entry key 'c' appears twice"):
         context.set("d", "four")
     assert calls  # (the recorder's look at the outside change searches too)
+
+
+def test_a_root_another_process_makes_meanwhile_is_taken_as_found(tmp_path, monkeypatch):
+    """Two first writes at once: both see no root, one makes it, the other's makedirs finds it."""
+    from ctx.storage import root as root_module
+    where = tmp_path / "new root"
+    made = os.makedirs
+
+    def racing(path, *args, **kwargs):
+        made(path, *args, **kwargs)  # the other process, a moment earlier
+        made(path, *args, **kwargs)
+    monkeypatch.setattr(root_module.os, "makedirs", racing)
+    report = root_module.ensure_layout(str(where), memory_only=True)
+    assert report.existed and report.created == ["memory/"] and (where / "memory").is_dir()
