@@ -76,20 +76,34 @@ def change(db: sqlite3.Connection, store: str, key: str, entry: dict | None) -> 
 
 
 def fill(db: sqlite3.Connection, store: str) -> None:
-    """Make ``store``'s rows again from its entries' rows (in a transaction of its own)."""
+    """Make ``store``'s rows again from its entries' rows. They are read and their lines made
+    a batch at a time, outside any transaction (~0.15 s at 10,000 entries: a write meanwhile
+    waits for none of it), then written in one short transaction, unless the entries' rows
+    changed in between (the file's record in ``meta`` moved on: the rows stay unmade)."""
+    seen = db.execute(_RECORD, (store,)).fetchone()
+    made: list[tuple] = []
+    after = ""
+    while True:
+        batch = db.execute("SELECT key, body FROM entries WHERE store = ? AND key > ? AND tags != '' "
+                           "ORDER BY key LIMIT 500", (store, after)).fetchall()
+        if not batch:
+            break
+        for key, body in batch:
+            made.extend(rows(store, key, marshal.loads(body)))
+        after = batch[-1][0]
     db.execute("BEGIN IMMEDIATE")
     try:
-        if not current(db, store):  # (another process may have filled them meanwhile)
+        if db.execute(_RECORD, (store,)).fetchone() == seen and not current(db, store):
             db.execute("DELETE FROM tag_lines WHERE rank = ?", (model.STORES.index(store),))
-            made = []
-            for key, body in db.execute("SELECT key, body FROM entries WHERE store = ? AND tags != ''", (store,)):
-                made.extend(rows(store, key, marshal.loads(body)))
             db.executemany("INSERT OR REPLACE INTO tag_lines VALUES (?,?,?,?,?,?)", made)
             mark(db, store)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+_RECORD = "SELECT size, mtime, ino, digest, count FROM meta WHERE store = ?"
 
 
 def lines(index: Index, stores: list[str], tags: Iterable[str], limit: int | None = None) -> list[str] | None:
@@ -102,6 +116,8 @@ def lines(index: Index, stores: list[str], tags: Iterable[str], limit: int | Non
             if not index.writable:
                 return None
             fill(db, store)
+            if not current(db, store):  # (a write came between: its rows are not to be had now)
+                return None
     line_at, found = display.line_at, db.execute(*query(stores, tags, limit)).fetchall()
     if len(tags) == 1:
         return [line_at(head, seconds, tail) for seconds, head, tail, *_ in found]

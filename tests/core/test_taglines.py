@@ -191,3 +191,26 @@ def test_a_tag_is_one_range_of_the_table_in_result_order(root, run):
         sql, params = taglines.query(stores, ["infra"], limit)
         assert [row[3] for row in db.execute("EXPLAIN QUERY PLAN " + sql, params)] == \
             ["SEARCH tag_lines USING PRIMARY KEY (tag=?)"], stores
+
+
+class _WriteBeforeCommit:
+    """The index's connection, but a ctx write lands just before ``fill`` starts writing."""
+
+    def __init__(self, db: sqlite3.Connection, root, run) -> None:
+        self.db, self.root, self.run = db, root, run
+
+    def execute(self, sql: str, *args):
+        if sql == "BEGIN IMMEDIATE":
+            assert self.run("set", "k", "two", "--tag", "infra").exit_code == 0
+        return self.db.execute(sql, *args)
+
+
+def test_a_write_while_the_lines_are_made_leaves_them_unmade(root, run, monkeypatch):
+    assert run("set", "k", "one", "--tag", "infra").exit_code == 0
+    assert run("get", "k").exit_code == 0  # the index, with no tag lines yet
+    index = Index.open(root, index_file(root).parent, writable=True)
+    assert index is not None and index.fresh(["shared"])
+    index.db = _WriteBeforeCommit(index.db, root, run)  # type: ignore[assignment]
+    assert index.tag_lines(["shared"], ["infra"]) is None
+    assert not taglines.current(sqlite3.connect(index_file(root)), "shared")
+    assert run("list", "--tag", "infra").stdout.split("  ")[-1] == "two\n"
