@@ -210,7 +210,7 @@ def test_a_write_while_the_lines_are_made_leaves_them_unmade(root, run, monkeypa
     assert run("get", "k").exit_code == 0  # the index, with no tag lines yet
     index = Index.open(root, index_file(root).parent, writable=True)
     assert index is not None and index.fresh(["shared"])
-    index.db = _WriteBeforeCommit(index.db, root, run)  # type: ignore[assignment]
+    index.db = _WriteBeforeCommit(index.db, root, run)
     assert index.tag_lines(["shared"], ["infra"]) is None
     assert not taglines.current(sqlite3.connect(index_file(root)), "shared")
     assert run("list", "--tag", "infra").stdout.split("  ")[-1] == "two\n"
