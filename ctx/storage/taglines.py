@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 from ctx import display, model
 from ctx.storage.indextables import SEP
 
+_RECORD = "SELECT size, mtime, ino, digest, count FROM meta WHERE store = ?"  # what a file's rows were made from
+
 
 def rows(store: str, key: str, entry: dict) -> list[tuple]:
     """The rows of one entry: one per tag (a tag named twice, once; tags that are not
@@ -101,9 +103,6 @@ def fill(db: sqlite3.Connection, store: str) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
-
-
-_RECORD = "SELECT size, mtime, ino, digest, count FROM meta WHERE store = ?"
 
 
 def lines(index: Index, stores: list[str], tags: Iterable[str], limit: int | None = None) -> list[str] | None:
