@@ -5,8 +5,12 @@ longer hold (an outside edit, a rebuild, a write by a ctx that kept none, anothe
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +21,7 @@ from ctx.results import Filters
 from ctx.storage import taglines
 from ctx.storage.index import Index
 from support.contexts import Context, index_file
-from support.stores import make_entry, store_path
+from support.stores import make_entry, store_path, write_store_file
 
 TAGS = ["infra", "deploy", "decision", "c d", "é", "x"]
 WORDS = ["alpha", "Beta", "émigré", "deploy", "\t", "a-very-long-word-that-runs-past-the-bound" * 3, "\n"]
@@ -214,3 +218,24 @@ def test_a_write_while_the_lines_are_made_leaves_them_unmade(root, run, monkeypa
     assert index.tag_lines(["shared"], ["infra"]) is None
     assert not taglines.current(sqlite3.connect(index_file(root)), "shared")
     assert run("list", "--tag", "infra").stdout.split("  ")[-1] == "two\n"
+
+
+def test_the_real_command_shows_the_readers_local_time(root, run):
+    """Through the installed `ctx` (the fast parser): lines made under one zone, read under another."""
+    assert run("set", "seed", "x").exit_code == 0  # a repository
+    write_store_file(root, "shared", {"a": make_entry("at midnight", tags=["t"], when="2026-01-01T00:00:00Z"),
+                                      "b": make_entry("a summer noon", tags=["t", "u"], when="2026-07-01T12:00:00Z")})
+
+    def ctx_list(zone: str, *extra: str, **env: str) -> str:
+        done = subprocess.run([str(Path(sys.executable).parent / "ctx"), "list", "--tag", "t", *extra],
+                              env={**os.environ, "CTX_HOME": str(root), "TZ": zone, **env},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    assert ctx_list("UTC0") == "shared/b  2026-07-01 12:00  a summer noon\nshared/a  2026-01-01 00:00  at midnight\n"
+    assert ctx_list("IST-5:30") == \
+        "shared/b  2026-07-01 17:30  a summer noon\nshared/a  2026-01-01 05:30  at midnight\n"
+    assert ctx_list("EST5EDT,M3.2.0,M11.1.0") == ctx_list("EST5EDT,M3.2.0,M11.1.0", CTX_NO_CACHE="1") == \
+        "shared/b  2026-07-01 08:00  a summer noon\nshared/a  2025-12-31 19:00  at midnight\n"
+    assert ctx_list("UTC0", "--tag", "u", "--limit", "1") == "shared/b  2026-07-01 12:00  a summer noon\n"
+    assert taglines.current(sqlite3.connect(index_file(root)), "shared")  # (the lines were read, not the entries)
