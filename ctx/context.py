@@ -192,8 +192,7 @@ class Context:
         """``select``'s result lines (``display.result_line``) when ``filters`` are tags and
         at most a store: read ready from the index (``ctx/storage/taglines.py``), no entry
         decoded. None when they cannot be had so: ask ``select``."""
-        if not filters.tags or filters.source or filters.status or filters.scope or filters.since \
-                or filters.prefix or (limit is not None and limit <= 0):
+        if not filters.by_tags_alone() or (limit is not None and limit <= 0):
             return None
         stores = [model.validate_store(filters.store)] if filters.store else list(STORES)
         index = self.fresh_index(stores)

@@ -329,6 +329,13 @@ def _check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> Non
         raise InvalidArgument(f"invalid {name} {value!r}: use one of {', '.join(choices)}")
 
 
+def text_tags(entry: Entry) -> list[str] | None:
+    """The entry's tags that are text, in order: what ``--tag`` finds it by (None: its tags
+    are not a list; a tag that is not text, written by hand, matches no ``--tag``)."""
+    tags = entry.get("tags")
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else None
+
+
 def validate_tags(tags: list[str] | tuple[str, ...] | None) -> list[str] | None:
     if tags is None:
         return None

@@ -78,8 +78,8 @@ def file_uri(path: StrPath) -> str:
 
 def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
     """The indexed columns of one entry (SQL narrows on them; Python decides)."""
-    tags = entry.get("tags")
-    tags_text = SEP + SEP.join(t for t in tags if isinstance(t, str)) + SEP if isinstance(tags, list) else ""
+    tags = model.text_tags(entry)
+    tags_text = "" if tags is None else SEP + SEP.join(tags) + SEP
     status = entry.get("status") or None
     scope = entry.get("scope", "global")
     due = entry.get("due")  # a due date (ctx/resurface.py): the DUE section finds them by by_due

@@ -34,12 +34,9 @@ _RECORD = "SELECT size, mtime, ino, digest, count FROM meta WHERE store = ?"  # 
 
 
 def rows(store: str, key: str, entry: dict) -> list[tuple]:
-    """The rows of one entry: one per tag (a tag named twice, once; tags that are not
-    text match no ``--tag``, as in ``Filters.passes``)."""
-    tags = entry.get("tags")
-    if not isinstance(tags, list) or not tags:
-        return []
-    named = dict.fromkeys(t for t in tags if isinstance(t, str))
+    """The rows of one entry: one per tag it is found by (``model.text_tags``; a tag named
+    twice, once)."""
+    named = dict.fromkeys(model.text_tags(entry) or ())
     if not named:
         return []
     head, tail = display.line_parts(store, key, entry)

@@ -239,3 +239,14 @@ def test_the_real_command_shows_the_readers_local_time(root, run):
         "shared/b  2026-07-01 08:00  a summer noon\nshared/a  2025-12-31 19:00  at midnight\n"
     assert ctx_list("UTC0", "--tag", "u", "--limit", "1") == "shared/b  2026-07-01 12:00  a summer noon\n"
     assert taglines.current(sqlite3.connect(index_file(root)), "shared")  # (the lines were read, not the entries)
+
+
+def test_every_filter_but_store_and_tags_takes_the_ordinary_way():
+    """Derived from the filters themselves: a filter added later is never skipped by the lines."""
+    assert Filters(tags=("t",)).by_tags_alone() and Filters(store="agent", tags=("t",)).by_tags_alone()
+    assert not Filters().by_tags_alone() and not Filters(store="agent").by_tags_alone()
+    for name in Filters.__slots__:
+        if name not in ("store", "tags"):
+            filters = Filters(tags=("t",))
+            setattr(filters, name, "x")
+            assert not filters.by_tags_alone(), name
