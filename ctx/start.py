@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 
 from ctx.brief import DEFAULT_CHANGES, DEFAULT_DAYS, Section, brief_sections, build_brief
+from ctx.errors import StoreError
 from ctx.storage.files import read_text
 from ctx.storage.root import RULES_NAME
 from ctx.summaries import newest_summary, open_section
@@ -40,9 +41,12 @@ def _verbatim(text: str) -> str:
 def rules_section(ctx: Context) -> Section:
     head = f"=== RULES ({RULES_NAME}) ===\n"
     try:
-        text = read_text(os.path.join(ctx.where, RULES_NAME), errors="replace")
+        text = read_text(os.path.join(ctx.where, RULES_NAME), errors="replace", follow=False)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
         text = f"(no {RULES_NAME} in {ctx.where}: run `ctx init` to create the context)\n"
+    except StoreError:  # a link (to a dotfile, a key) is never shown: tests/reliability/test_root_links.py
+        text = (f"({RULES_NAME} is a symbolic link or not a regular file: not read; "
+                "`ctx doctor` names it)\n")
     return Section("rules", head, [_verbatim(text)], FULL, always=True)
 
 

@@ -49,26 +49,56 @@ class Summary:
         return f"sessions/{self.name}"
 
     def read(self) -> str:
-        with open(self.path, encoding="utf-8", errors="replace") as text:
-            return text.read()
+        """The text; a link put here since it was listed is refused (``StoreError``), never
+        followed (tests/reliability/test_root_links.py)."""
+        from ctx.storage.files import read_text
+        return read_text(self.path, errors="replace", follow=False)
 
 
 def list_summaries(root: StrPath) -> list[Summary]:
-    """Every file in ``sessions/`` named as a summary, oldest first (byte order)."""
+    """Every regular file in ``sessions/`` named as a summary, oldest first (byte order).
+
+    A symbolic link is not a summary: what a summary holds reaches every session's start,
+    and a link would bring any file the user can read (``ctx doctor`` names it)."""
     directory = os.path.join(root, "sessions")
     try:
         with os.scandir(directory) as found:
-            names = [e.name for e in found if is_summary_name(e.name) and e.is_file()]
+            names = [e.name for e in found if is_summary_name(e.name) and e.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names.sort(key=lambda n: n.encode("utf-8"))
     return [Summary(n, os.path.join(directory, n)) for n in names]
 
 
+FUTURE_DAYS = 1  # a summary dated past tomorrow (local) is not taken as the newest
+
+
+def latest_date() -> str:
+    """The last date a summary may carry and still be the newest: tomorrow, local time
+    (a day's grace for time zones and clocks a little ahead)."""
+    import time
+    return time.strftime("%Y-%m-%d", time.localtime(time.time() + FUTURE_DAYS * 86400))
+
+
+def from_the_future(summaries: list[Summary], latest: str | None = None) -> list[Summary]:
+    """The summaries named for a date after ``latest_date()``: listed, never the newest
+    (a name like ``2099-12-31_session.md`` would otherwise be every session's newest)."""
+    latest = latest or latest_date()
+    return [s for s in summaries if s.name[:10] > latest]
+
+
+def newest_of(summaries: list[Summary]) -> Summary | None:
+    """The last in byte order (the C locale) of those not from the future, or None."""
+    latest = latest_date()
+    for summary in reversed(summaries):
+        if summary.name[:10] <= latest:
+            return summary
+    return None
+
+
 def newest_summary(root: StrPath) -> Summary | None:
-    """The last summary file name in byte order (the C locale), or None."""
-    summaries = list_summaries(root)
-    return summaries[-1] if summaries else None
+    """The newest summary of ``root`` (``newest_of``), or None."""
+    return newest_of(list_summaries(root))
 
 
 def open_items(text: str) -> list[str]:
@@ -255,9 +285,10 @@ def find_summary(root: StrPath, name: str | None = None) -> Summary:
     """The summary named NAME (with or without ``_session.md``), or the newest."""
     found = list_summaries(root)
     if name is None:
-        if not found:
+        newest = newest_of(found)
+        if newest is None:
             raise NotFound(f"no session summary in {os.path.join(root, 'sessions')}")
-        return found[-1]
+        return newest
     wanted = name if name.endswith(".md") else f"{name}_session.md"
     for summary in found:
         if summary.name in (name, wanted):

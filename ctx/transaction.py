@@ -47,7 +47,9 @@ def transact(root: StrPath, author: str | None, recorder: Recorder, cache: ReadC
     says what it may do), as ``author``, recorded by ``recorder``; ``cache``'s index is kept
     in step. The root and memory/ exist already (the lock file is in memory/)."""
     with context_lock(root):
-        sweep_temporaries(os.path.join(root, "memory"))  # what a killed write left (it holds the lock no more)
+        # what a killed write left, whatever its age: memory/'s temporaries are made only under
+        # this lock, so none is a live write's (tests/core/test_store.py)
+        sweep_temporaries(os.path.join(root, "memory"), older_than=0)
         recorder.prepare()
         index = cache.for_write()
         phases.lap("prepare")

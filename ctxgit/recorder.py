@@ -24,7 +24,7 @@ from ctx import phases, settings
 from ctx.changes import Change
 from ctx.display import excerpt
 from ctx.errors import CredentialRefused, GitError, StoreError
-from ctx.storage.files import parse_store, read_bytes
+from ctx.storage.files import is_link, parse_store, read_bytes
 from ctxgit.gitfiles import identity
 from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing import fastcommit, slowness
@@ -192,6 +192,12 @@ class GitRecorder:
         self._unsettled = set(dirty) - set(touched)  # what stays unlike HEAD once this is done
         outside = [p for p in dirty if p not in touched and p not in held
                    and not broken_store(root, p)]
+        linked = [p for p in outside if is_link(os.path.join(self.root, p))]
+        if linked:  # never committed: not the file it points to, nor as the file's deletion
+            outside = [p for p in outside if p not in linked]
+            self.warnings.append(f"warning: {', '.join(linked)} {'is a' if len(linked) == 1 else 'are'} "
+                                 f"symbolic link{'' if len(linked) == 1 else 's'}; ctx never follows or "
+                                 "commits a link (`ctx doctor` names it; put the file back)")
         marked = [p for p in outside if _has_conflict_markers(root, p)]
         if marked:  # a conflict is never committed (and so never pushed): a human resolves it first
             outside = [p for p in outside if p not in marked]

@@ -11,6 +11,7 @@ is in ``lock.py``.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -129,10 +130,34 @@ def store_path(root: StrPath, name: str) -> str:
 
 # --- small files, as pathlib's methods would give them, without pathlib ---------------------
 
-def read_text(path: StrPath, errors: str = "strict") -> str:
-    """A small file's text (UTF-8, newlines as ``Path.read_text`` gives them)."""
-    with open(path, encoding="utf-8", errors=errors) as handle:
+def read_text(path: StrPath, errors: str = "strict", follow: bool = True) -> str:
+    """A small file's text (UTF-8, newlines as ``Path.read_text`` gives them).
+
+    ``follow=False``: a symbolic link is refused (``StoreError``), never read through:
+    what the root holds (RULES.md, a summary) is shown to models, and a link there would
+    show them any file the user can read (tests/reliability/test_root_links.py)."""
+    if follow:
+        with open(path, encoding="utf-8", errors=errors) as handle:
+            return handle.read()
+    try:  # (O_NONBLOCK: a FIFO put in its place does not hang the reader; refused below)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(f"{path}: is a symbolic link; ctx never follows a link in the "
+                             "context root") from None
+        raise
+    with open(fd, encoding="utf-8", errors=errors, closefd=True) as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StoreError(f"{path}: is not a regular file; ctx does not read it")
         return handle.read()
+
+
+def is_link(path: StrPath) -> bool:
+    """Whether ``path`` is a symbolic link (a dangling one included)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def read_bytes(path: StrPath) -> bytes:
@@ -350,11 +375,11 @@ def sweep_temporaries(directory: StrPath, older_than: float = STALE_TEMPORARY) -
     try:
         with os.scandir(directory) as found:
             for entry in found:
-                if not _temporary_name(entry.name):
+                if not temporary_name(entry.name):
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                    if stat.S_ISREG(st.st_mode) and st.st_mtime <= cutoff:
                         os.unlink(entry.path)
                         removed.append(entry.name)
                 except OSError:
@@ -364,7 +389,7 @@ def sweep_temporaries(directory: StrPath, older_than: float = STALE_TEMPORARY) -
     return removed
 
 
-def _temporary_name(name: str) -> bool:
+def temporary_name(name: str) -> bool:
     """Whether ``name`` is one ``_temporary`` makes: ``.NAME.<12 hex>.tmp``."""
     if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
         return False

@@ -16,7 +16,7 @@ from pathlib import Path
 from ctx.context import Context
 from ctx.errors import GitError, StoreError
 from ctx.model import STORES
-from ctx.storage.files import incomplete_message, read_store
+from ctx.storage.files import incomplete_message, is_link, read_store, sweep_temporaries
 from ctx.storage.lock import context_lock
 from ctxgit.gitfiles import waiting
 from ctxgit.plumbing import pack, slowness
@@ -114,8 +114,10 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
                                     kind=f"version:{name}"))
         if store.incomplete:
             findings.append(Finding(incomplete_message(store), fixable=False, kind=f"fields:{name}"))
+    from ctxgit.porcelain import damage
     if not git:
-        return findings
+        return findings + [Finding(problem, fixable=kind == "temporaries", kind=kind)
+                           for problem, kind in damage.findings(root, None)]
     try:
         repo = open_repo(root)
     except GitError:
@@ -144,7 +146,8 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
                                         ", then any ctx write commits it"),
                                     fixable=False, kind=f"markers:{path}"))
         held = set(merge.paths) if merge is not None else set()
-        dirty = [p for p in dirty_paths(repo) if not broken_store(root, p) and p not in held]
+        dirty = [p for p in dirty_paths(repo) if not broken_store(root, p) and p not in held
+                 and not is_link(root / p)]  # (a link: named by damage.links, never committed)
         if dirty:
             findings.append(Finding(f"changed outside ctx and not committed: {', '.join(dirty)}", kind="dirty"))
         tracked = [e.path for e in repo.index if forbidden(e.path)]
@@ -160,9 +163,12 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
         slow = slowness.report(root)
         if slow:
             findings.append(Finding(slow, fixable=False, kind="slow-commits"))
+    findings += [Finding(problem, fixable=kind == "temporaries", kind=kind)
+                 for problem, kind in damage.findings(root, repo)]
     if repair and any(f.fixable for f in findings):
         ctx.make_root()
         with context_lock(root):
+            sweep_temporaries(root / "memory", older_than=0)  # (made only under this lock: none is live)
             clear_half_made(root)
             ctx.recorder.prepare()  # creates the repository, .gitignore lines, commits outside changes
             ctx.recorder.settle("doctor: repository repaired", "doctor")
