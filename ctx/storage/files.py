@@ -268,8 +268,7 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
     When ctx's own layout shows there is none (``textlayout.unique_by_layout``), the
     full check (a second parse) is skipped.
     """
-    from ctx.storage.textlayout import unique_by_layout  # (the layout: not on the index's read path)
-    if unique_by_layout(raw, len(data), len(entries)):
+    if _unique_by_layout(raw, data, entries):
         return None
     from ctx.jsoncodec import loads
     doubled: dict[int, str] = {}
@@ -290,11 +289,51 @@ def _duplicate_name(raw: bytes, data: dict, entries: dict) -> str | None:
         top = loads(raw.decode("utf-8"), object_pairs_hook=pairs, parse_constant=_not_json)
     except (ValueError, RecursionError):
         return None  # the first parse succeeded; nothing more to learn here
+    if not doubled:
+        return None
     if id(top) in doubled:
         return f"the top-level key {doubled[id(top)]!r}"
     inner = top.get("entries")
     if isinstance(inner, dict) and id(inner) in doubled:
         return f"the entry key {doubled[id(inner)]!r}"
+    for key, entry in (inner.items() if isinstance(inner, dict) else ()):
+        if isinstance(entry, dict) and id(entry) in doubled:
+            return f"the field {doubled[id(entry)]!r} of entry {key!r}"
+        name = _doubled_within(entry, doubled)
+        if name is not None:
+            return f"the key {name!r} inside entry {key!r}"
+    return f"the key {next(iter(doubled.values()))!r}"
+
+
+def _unique_by_layout(raw: bytes, data: dict, entries: dict) -> bool:
+    """True when ctx's own layout shows that no object of the file names a key twice:
+    one member line per top-level key and per entry (``textlayout.unique_by_layout``),
+    one six-space line per field of every entry, and no object but the file, its entries
+    object and the entries themselves (a deeper one's keys are not counted: parse then).
+    No string holds a raw newline, so ``{`` then a newline only opens an object."""
+    from ctx.storage.textlayout import unique_by_layout  # (the layout: not on the index's read path)
+    if not unique_by_layout(raw, len(data), len(entries)):
+        return False
+    fields = filled = 0
+    for entry in entries.values():
+        if type(entry) is not dict:
+            return False
+        fields += len(entry)
+        filled += bool(entry)
+    return raw.count(b"{\n") == 1 + bool(entries) + filled and raw.count(b'\n      "') == fields
+
+
+def _doubled_within(value: Any, doubled: dict[int, str]) -> str | None:
+    """The key written twice in an object nested anywhere in ``value``, or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if id(item) in doubled:
+                return doubled[id(item)]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return None
 
 

@@ -98,9 +98,8 @@ def store_damage(root: Path) -> list[Found]:
     return found
 
 
-def history_damage(repo) -> list[Found]:
-    """What ``git fsck`` would find: main's commits and trees walked to every blob (each
-    object looked up, none read whole), and the index read from disk."""
+def index_damage(repo) -> list[Found]:
+    """The index as git would read it from disk: empty or garbled, every git command fails."""
     import pygit2
     found: list[Found] = []
     index = Path(repo.path) / "index"
@@ -117,6 +116,14 @@ def history_damage(repo) -> list[Found]:
         except (pygit2.GitError, OSError, ValueError) as exc:
             found.append((f".git/index cannot be read ({_one_line(exc)}): `git reset` (in the context "
                           "root) makes it again from main", "index"))
+    return found
+
+
+def history_damage(repo) -> list[Found]:
+    """What ``git fsck`` would find in main's history: its commits and trees walked to
+    every blob (each object looked up, blobs never read whole)."""
+    import pygit2
+    found: list[Found] = []
     try:
         if repo.head_is_unborn:
             return found
@@ -178,3 +185,6 @@ def findings(root: Path, repo) -> list[Found]:
     if repo is not None:
         found += history_damage(repo)
     return found
+
+
+GIT_DAMAGE = frozenset(("index", "history"))  # kinds with which no git operation can be trusted

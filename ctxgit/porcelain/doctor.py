@@ -129,7 +129,9 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
     else:
         if repo is None:
             findings.append(Finding("the context root has no repository", kind="repo"))
-    if repo is not None:
+    hurt = damage.index_damage(repo) if repo is not None else []
+    findings += [Finding(problem, fixable=False, kind=kind) for problem, kind in hurt]
+    if repo is not None and not hurt:  # (with the index unreadable, every check below fails)
         text = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").exists() else ""
         missing = [line for line in IGNORE_LINES if line not in {x.strip() for x in text.splitlines()}]
         if missing:
@@ -165,7 +167,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
             findings.append(Finding(slow, fixable=False, kind="slow-commits"))
     findings += [Finding(problem, fixable=kind == "temporaries", kind=kind)
                  for problem, kind in damage.findings(root, repo)]
-    if repair and any(f.fixable for f in findings):
+    if repair and any(f.fixable for f in findings) and not any(f.kind in damage.GIT_DAMAGE for f in findings):
         ctx.make_root()
         with context_lock(root):
             sweep_temporaries(root / "memory", older_than=0)  # (made only under this lock: none is live)
