@@ -1,7 +1,9 @@
 """What the write path tells the version-control layer: the ``Recorder`` protocol.
 
 ``Context.transact`` calls, under the context lock: ``prepare()`` before it
-reads (settle what changed on disk outside ctx), ``record(change)`` after
+reads (settle what changed on disk outside ctx), ``intend(change, path,
+identity)`` just before each file of the write takes its name (so that a write
+killed before its commit is committed later as its own), ``record(change)`` after
 its atomic write (commit it), and ``settle(subject, operation)`` when no
 write follows (commit what ``prepare`` repaired). ``warnings`` collects what
 the caller should show besides the result. The core knows only this
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 
         def prepare(self) -> None: ...
 
+        def intend(self, change: Change, path: str, identity: tuple) -> None: ...
+
         def record(self, change: Change) -> None: ...
 
         def settle(self, subject: str = "init: repository", operation: str = "init") -> None: ...
@@ -41,6 +45,9 @@ class NullRecorder:
         return cls()
 
     def prepare(self) -> None:
+        return None
+
+    def intend(self, change: Change, path: str, identity: tuple) -> None:
         return None
 
     def record(self, change: Change) -> None:

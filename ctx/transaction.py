@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ctx.changes import Edit, Outcome
+    from ctx.changes import Change, Edit, Outcome
     from ctx.recorder import Recorder
     from ctx.storage.cache import ReadCache
     from ctx.storage.files import StrPath
@@ -28,6 +28,8 @@ from ctx.storage.files import (
     StoreFile,
     atomic_write,
     check_writable,
+    keep_old,
+    put_back,
     read_bytes,
     read_known,
     read_store,
@@ -78,7 +80,12 @@ def _locked(root: StrPath, author: str | None, recorder: Recorder, operation: st
         return []
     created = ensure_layout(root).created
     changed = list(dict.fromkeys(e.store for e in edits))
-    written: list[tuple[str, bytes | None]] = []
+    written: list[tuple[str, bytes | None, str | None]] = []  # (path, old bytes, old file's kept name)
+    # the commit this write will be, told to the recorder before each file takes its name: a
+    # write killed before its commit is committed later as its own, not as an outside change
+    # (tests/reliability/test_failed_writes.py)
+    own = Change(operation, edits, [], author, forced, outcome.subject or subject,
+                 outcome.trailers or trailers or [], outcome.parents)
     try:
         stamp = model.now()
         for name in changed:
@@ -91,26 +98,33 @@ def _locked(root: StrPath, author: str | None, recorder: Recorder, operation: st
             replaced_raw[name] = old
             old_identity[name] = store.identity
             store.top["last_updated"] = stamp
+            # a second name for the old file: put back by a rename, which a full disk allows
+            written.append((store.path, old, keep_old(store.path) if store.exists else None))
+            intend = _intent(recorder, own, f"memory/{name}.json")
             if name in outcome.raw:  # serialized by the mutation: only last_updated changes
                 store.raw = outcome.raw[name]
-                write_store(store, [])
+                write_store(store, [], intend)
             else:
                 write_store(store, [(e.key, e.before, e.after) for e in edits if e.store == name]
-                            if outcome.splice else None)
-            written.append((store.path, old))
+                            if outcome.splice else None, intend)
         for rel, content in outcome.files.items():
-            written.append(_write_file(root, rel, content))
+            _write_file(root, rel, content, written, _intent(recorder, own, rel))
         phases.lap("write")
         paths = ([f"memory/{n}.json" for n in changed] + list(outcome.files)
                  + [p for p in created if not p.endswith("/")])
         contents = {f"memory/{n}.json": stores_read[n].raw for n in changed}
         replaced = {f"memory/{n}.json": old for n in changed if (old := replaced_raw.get(n)) is not None}
-        recorder.record(Change(operation, edits, paths, author, forced,
-                                    outcome.subject or subject,
-                                    outcome.trailers or trailers or [], outcome.parents, contents, replaced))
+        own.paths, own.contents, own.replaced = paths, contents, replaced
+        recorder.record(own)
     except BaseException:
         _restore(written)  # a write that is not committed is not made
         raise
+    for _path, _old, kept in written:
+        if kept is not None:
+            try:
+                remove(kept)
+            except OSError:
+                pass  # litter the next write sweeps: the write itself stands
     _index_writes(index, stores_read, changed, old_identity, edits)
     phases.lap("index")
     return edits
@@ -153,8 +167,15 @@ def _index_writes(index: Index | None, stores: dict[str, StoreFile], changed: li
         pass
 
 
-def _write_file(root: StrPath, rel: str, content: bytes | None) -> tuple[str, bytes | None]:
-    """Write (or with None, remove) one file of the root atomically; returns its old state."""
+def _intent(recorder: Recorder, change: Change, rel: str) -> Callable[[tuple], None]:
+    return lambda identity: recorder.intend(change, rel, identity)
+
+
+def _write_file(root: StrPath, rel: str, content: bytes | None,
+                written: list[tuple[str, bytes | None, str | None]],
+                intend: Callable[[tuple], None]) -> None:
+    """Write (or with None, remove) one file of the root atomically; its old state is
+    added to ``written`` before it is replaced."""
     path = os.path.join(root, rel)
     if os.path.islink(path):
         raise StoreError(f"{path}: is a symbolic link; ctx never writes through a link")
@@ -165,21 +186,19 @@ def _write_file(root: StrPath, rel: str, content: bytes | None) -> tuple[str, by
         old: bytes | None = read_bytes(path)
     except FileNotFoundError:
         old = None
+    written.append((path, old, keep_old(path) if old is not None else None))
     if content is None:
         remove(path)
     else:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        atomic_write(path, content)
-    return path, old
+        atomic_write(path, content, before_replace=intend)
 
 
-def _restore(written: list[tuple[str, bytes | None]]) -> None:
-    """Put back files a failed write had replaced; never mask the original error."""
-    for path, old in reversed(written):
+def _restore(written: list[tuple[str, bytes | None, str | None]]) -> None:
+    """Put back files a failed write had replaced, by their kept names where there are
+    (no room is needed: a full disk is the likeliest cause); never mask the original error."""
+    for path, old, kept in reversed(written):
         try:
-            if old is not None:
-                atomic_write(path, old)
-            else:
-                remove(path)
+            put_back(path, old, kept)
         except OSError:
             pass

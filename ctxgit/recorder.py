@@ -24,9 +24,9 @@ from ctx import phases, settings
 from ctx.changes import Change
 from ctx.display import excerpt
 from ctx.errors import CredentialRefused, GitError, StoreError
-from ctx.storage.files import is_link, parse_store, read_bytes
+from ctx.storage.files import atomic_write, identity_of, is_link, parse_store, read_bytes, remove
 from ctxgit.gitfiles import identity
-from ctxgit.gitfiles.layout import BRANCH_REF
+from ctxgit.gitfiles.layout import BRANCH_REF, WRITING
 from ctxgit.plumbing import fastcommit, slowness
 
 TYPE_CHECKING = False  # pygit2 loads only when the fast commit cannot be used
@@ -140,6 +140,7 @@ class GitRecorder:
         self._state: dict | None = None
         self._unsettled: set[str] = set()  # managed files prepare left unlike HEAD
         self._why_slow = ""
+        self._intent: dict[str, list[int]] = {}  # path -> identity of the file this write put there
         self.warnings: list[str] = []
 
     @property
@@ -198,6 +199,7 @@ class GitRecorder:
             self.warnings.append(f"warning: {', '.join(linked)} {'is a' if len(linked) == 1 else 'are'} "
                                  f"symbolic link{'' if len(linked) == 1 else 's'}; ctx never follows or "
                                  "commits a link (`ctx doctor` names it; put the file back)")
+        outside = self._land_interrupted(repo, outside)
         marked = [p for p in outside if _has_conflict_markers(root, p)]
         if marked:  # a conflict is never committed (and so never pushed): a human resolves it first
             outside = [p for p in outside if p not in marked]
@@ -221,6 +223,65 @@ class GitRecorder:
                 f"({refused.findings[0].describe()}); it stays uncommitted until removed "
                 "(`ctx scan` lists it)")
         self._settled_fast(repo)
+
+    def intend(self, change: Change, path: str, identity: tuple) -> None:
+        """Record, before ``path`` takes its new file (``identity``), the commit this write
+        will make: a write killed before it commits is committed by the next one with its
+        own author and message (``_land_interrupted``), not as an outside change by
+        ``system``. Not fsynced: a kill loses nothing the page cache holds, and after a
+        power cut the write is committed as an outside change, as before."""
+        git = os.path.join(self.root, ".git")
+        if not os.path.isdir(git):
+            return  # a fresh root: the repository is made by this write's own commit
+        self._intent[path] = list(identity)
+        who = list(author_identity(change.author)) if change.author else None
+        from ctx.jsoncodec import compact
+        atomic_write(os.path.join(git, WRITING),
+                     compact({"author": who, "message": message_for(change), "files": self._intent}).encode(),
+                     durable=False)
+
+    def _done_intending(self) -> None:
+        if self._intent:
+            self._intent = {}
+            remove(os.path.join(self.root, ".git", WRITING))
+
+    def _land_interrupted(self, repo, outside: list[str]) -> list[str]:
+        """Commit, as the write that made them, the files among ``outside`` that a write
+        killed before its commit left (each exactly as it put it there: its identity is
+        the one ``intend`` recorded); the rest of ``outside`` is returned."""
+        path = os.path.join(self.root, ".git", WRITING)
+        try:
+            from ctx.jsoncodec import loads
+            record = loads(read_bytes(path).decode("utf-8"))
+        except FileNotFoundError:
+            return outside
+        except (OSError, ValueError):
+            remove(path)
+            return outside
+        remove(path)
+        files = record.get("files") if isinstance(record, dict) else None
+        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(files, dict) or not isinstance(message, str):
+            return outside
+        own = []
+        for rel in outside:
+            try:
+                st = os.lstat(os.path.join(self.root, rel))
+            except OSError:
+                continue
+            if files.get(rel) == list(identity_of(st)):
+                own.append(rel)
+        if not own:
+            return outside
+        from ctxgit.plumbing.repo import commit_paths, signature, signature_of
+        who = record.get("author")
+        author = signature_of(*who) if isinstance(who, list) and len(who) == 2 else signature(repo, None)
+        try:
+            commit_paths(repo, own, message, author)
+        except CredentialRefused:
+            return outside  # (a write stored with --force): committed as found, or refused, below
+        self._unsettled -= set(own)
+        return [p for p in outside if p not in own]
 
     def _settled_fast(self, repo) -> None:
         """Once what changed outside ctx is committed and nothing else is pending, the
@@ -249,6 +310,12 @@ class GitRecorder:
         return any((root / "memory").glob("*.json")) or any((root / "sessions").glob("*"))
 
     def record(self, change: Change) -> None:
+        try:
+            self._record(change)
+        finally:  # (a commit that failed: the write puts its files back, which no record matches)
+            self._done_intending()
+
+    def _record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
             slowness.fast(self.root)
             return

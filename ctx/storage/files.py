@@ -18,24 +18,32 @@ import stat
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from os import PathLike
     from typing import Any
 
-    StrPath = str | PathLike[str]  # a path as callers hold it: here, always made a str (no pathlib:
-    # with the urllib.parse, ipaddress and re it imports, ~4 ms at every start, for no read's need)
+    from ctx.storage.atomic import StrPath
 
 
 from ctx.errors import ContextRootError, StoreError
 from ctx.model import Entry
+from ctx.storage.atomic import (  # noqa: F401 (the names the rest of ctx imports from here)
+    FILE_MODE,
+    STALE_TEMPORARY,
+    TMP_SUFFIX,
+    Identity,
+    atomic_write,
+    identity_of,
+    keep_old,
+    put_back,
+    remove,
+    sweep_temporaries,
+    temporary_name,
+)
 
 FORMAT_VERSION = "1"
 REQUIRED_FIELDS = frozenset(("value", "source"))  # §3.3: without them an entry says nothing, or nobody
-TMP_SUFFIX = ".tmp"
 DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 
-Identity = tuple  # (size, mtime_ns, inode) of a store file: what a cache is checked against
 
 
 class StoreFile:
@@ -166,25 +174,12 @@ def read_bytes(path: StrPath) -> bytes:
         return handle.read()
 
 
-def remove(path: StrPath) -> bool:
-    """Remove a file when it is there (``Path.unlink(missing_ok=True)``); whether it was."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    return True
-
-
 def make_dir(path: StrPath, mode: int = 0o777) -> None:
     """A folder, made when missing; its parent must exist (``Path.mkdir(exist_ok=True)``)."""
     try:
         os.mkdir(path, mode)
     except FileExistsError:
         pass
-
-
-def identity_of(st: os.stat_result) -> Identity:
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def read_raw(path: StrPath) -> tuple[bytes, Identity] | None:
@@ -400,125 +395,6 @@ def incomplete_message(store: StoreFile) -> str:
             "ctx reads it but will not write this file until it is fixed by hand")
 
 
-STALE_TEMPORARY = 600.0  # seconds: a write renames its temporary within milliseconds
-
-
-def sweep_temporaries(directory: StrPath, older_than: float = STALE_TEMPORARY) -> list[str]:
-    """Remove what ``atomic_write`` left in ``directory`` when a ctx was killed between
-    writing a temporary and renaming it (a store file's is as large as the store): only
-    names of its making (``.NAME.<12 hex>.tmp``), only files older than ``older_than``
-    seconds. Returns the names removed; never fails."""
-    import time
-    cutoff = time.time() - older_than
-    removed = []
-    try:
-        with os.scandir(directory) as found:
-            for entry in found:
-                if not temporary_name(entry.name):
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and st.st_mtime <= cutoff:
-                        os.unlink(entry.path)
-                        removed.append(entry.name)
-                except OSError:
-                    continue
-    except OSError:
-        pass
-    return removed
-
-
-def temporary_name(name: str) -> bool:
-    """Whether ``name`` is one ``_temporary`` makes: ``.NAME.<12 hex>.tmp``."""
-    if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
-        return False
-    token = name[:-len(TMP_SUFFIX)].rpartition(".")[2]
-    return len(token) == 12 and all(c in "0123456789abcdef" for c in token)
-
-
-def _temporary(directory: str, name: str) -> tuple[int, str]:
-    """A new, uniquely named file beside the target, open for writing (mode 0600)."""
-    for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}{TMP_SUFFIX}")
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE), tmp
-        except FileExistsError:
-            continue
-    raise StoreError(f"cannot create a temporary file in {directory}")
-
-
-def atomic_write(path: StrPath, content: bytes, *, mode: int | None = None, durable: bool = True,
-                 create_only: bool = False) -> Identity:
-    """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3). The one
-    way ctx replaces a file, whatever the file.
-
-    ``mode``: the file's permissions (default 0600); ``durable``: False skips the fsyncs,
-    for what can be made again (a cache, a log, a generated page), where a lost write
-    costs nothing and a write's time counts; ``create_only``: never over a file already
-    there (FileExistsError), for a file ctx only makes when it is missing. Returns the
-    new file's identity (size, mtime, inode).
-    """
-    path = os.fspath(path)
-    directory, name = os.path.split(path)
-    directory = directory or os.curdir
-    if os.path.islink(directory):
-        raise StoreError(f"{directory}: is a symbolic link; ctx never writes through a link")
-    fd, tmp = _temporary(directory, name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-            if durable:
-                os.fsync(handle.fileno())
-            identity = identity_of(os.fstat(handle.fileno()))
-        if create_only:
-            _create(tmp, path)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    if durable:
-        _fsync_dir(directory)
-    return identity
-
-
-def _create(tmp: str, path: str) -> None:
-    """Put the whole ``tmp`` in place as ``path`` only when there is no ``path``: a hard
-    link (FileExistsError when one is there), then the temporary removed. Where the file
-    system has no hard links, the name is taken first and the content renamed over it."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise
-    except OSError:  # no hard links here (some network and FAT file systems)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE))
-        os.replace(tmp, path)
-        return
-    try:
-        os.unlink(tmp)
-    except OSError:
-        pass  # the file is in place; a temporary left beside it is only litter
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _spliced_right(content: bytes, store: StoreFile, edits: list) -> bool:
     """The spliced bytes parse to exactly the entries the write meant (one parse: cheap
     beside a full serialization, and a misread layout never reaches the disk)."""
@@ -533,7 +409,8 @@ def _spliced_right(content: bytes, store: StoreFile, edits: list) -> bool:
     return all(entries.get(key) == store.entries.get(key) for key, _, _ in edits)
 
 
-def write_store(store: StoreFile, edits: list | None = None) -> bytes:
+def write_store(store: StoreFile, edits: list | None = None,
+                before_replace: Callable[[Identity], None] | None = None) -> bytes:
     """Atomically replace a store file with ``store.data``; returns the bytes written.
 
     With ``edits`` (``(key, before, after)`` for every entry that changed, and
@@ -558,7 +435,7 @@ def write_store(store: StoreFile, edits: list | None = None) -> bytes:
             content = None  # a layout the splice misread: write the whole file instead
     if content is None:
         content = serialize(store.data)
-    store.identity = atomic_write(store.path, content)
+    store.identity = atomic_write(store.path, content, before_replace=before_replace)
     store.raw = content
     store.exists = True
     return content

@@ -25,6 +25,7 @@ MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
 DIR = "ctx"
 STATE = "ctx/state.json"            # the fast commit's record of the last commit
 COMMITTING = "ctx/committing"       # a commit under way (who takes git's lock files)
+WRITING = "ctx/writing"             # a write's commit, recorded before its files take their names
 LOOSE_BYTES = "ctx/loose-bytes"     # loose bytes written since the last pack
 REMOTE_LOCK = "ctx/remote.lock"     # one fetch or push at a time
 REMOTE_OP = "ctx/remote-op"         # the fetch or push under way (its lock files are ctx's)

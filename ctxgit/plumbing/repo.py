@@ -155,6 +155,11 @@ def committer_signature(repo: pygit2.Repository, author: pygit2.Signature) -> py
                             author.time, author.offset)
 
 
+def signature_of(name: str, email: str) -> pygit2.Signature:
+    """A commit's author as a name and email recorded earlier (``recorder.GitRecorder.intend``)."""
+    return _signature(name, email)
+
+
 def system_signature() -> pygit2.Signature:
     return _signature(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
 
