@@ -187,9 +187,16 @@ def put_back(path: StrPath, old: bytes | None, kept: str | None) -> None:
     """Put ``path`` back as it was before a write: its kept name renamed over it
     (``keep_old``), else ``old`` written back, else (there was none) removed."""
     if kept is not None:
-        os.replace(kept, path)
-        _fsync_dir(os.path.dirname(os.fspath(path)) or os.curdir)
-    elif old is not None:
+        try:
+            os.replace(kept, path)
+            _fsync_dir(os.path.dirname(os.fspath(path)) or os.curdir)
+            return
+        except OSError:  # (renames fail here too: the bytes are written back, the name not left)
+            try:
+                remove(kept)
+            except OSError:
+                pass
+    if old is not None:
         atomic_write(path, old)
     else:
         remove(path)

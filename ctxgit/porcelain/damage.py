@@ -73,7 +73,11 @@ def store_damage(root: Path) -> list[Found]:
             made = dict(items)
             if len(made) != len(items) and not doubled:
                 seen: set = set()
-                doubled += [k for k, _ in items if k in seen or seen.add(k)][:1]
+                for k, _ in items:
+                    if k in seen:
+                        doubled.append(k)
+                        break
+                    seen.add(k)
             return made
         try:
             data = loads(raw, object_pairs_hook=pairs)
