@@ -183,11 +183,21 @@ def keep_old(path: StrPath) -> str | None:
     return None
 
 
+def _same_file(one: str, other: StrPath) -> bool:
+    try:
+        return os.path.samestat(os.lstat(one), os.lstat(other))
+    except FileNotFoundError:
+        return False
+
+
 def put_back(path: StrPath, old: bytes | None, kept: str | None) -> None:
     """Put ``path`` back as it was before a write: its kept name renamed over it
     (``keep_old``), else ``old`` written back, else (there was none) removed."""
     if kept is not None:
         try:
+            if _same_file(kept, path):  # never replaced (a rename onto the same file does nothing)
+                remove(kept)
+                return
             os.replace(kept, path)
             _fsync_dir(os.path.dirname(os.fspath(path)) or os.curdir)
             return

@@ -218,10 +218,11 @@ def test_a_lock_in_the_remote_from_another_push_is_named_not_removed(root, tmp_p
 
 # --- what a kill leaves, one case at a time ------------------------------------------------------
 
-def test_a_store_change_left_uncommitted_is_committed_as_an_external_change(root, tmp_path):
+def test_a_store_change_left_uncommitted_is_committed_as_the_killed_writes_own(root, tmp_path):
     """Killed after the store file was replaced, before any git object was written:
-    the next write commits the file as found ("external change", by system), then
-    its own change; nothing of either is lost."""
+    the next write commits the file as the killed write would have (its author and
+    message, recorded before the rename: issue 35 found it committed as an "external
+    change" by system), then its own change; nothing of either is lost."""
     env = _env(root)
     _seeded(root, env)
     start = R.head(root)
@@ -233,8 +234,8 @@ def test_a_store_change_left_uncommitted_is_committed_as_an_external_change(root
     after = R.run_ctx(["set", "next", "write"], env)
     assert after.returncode == 0, after.describe()
     rows = R.commit_rows(root, start)
-    assert [(t["Ctx-Operation"][0], author) for _, _, t, author in rows] == [("set", "Agent Crash"),
-                                                                            ("external", "system")]
+    assert [(t["Ctx-Operation"][0], t["Ctx-Key"], author) for _, _, t, author in rows] == [
+        ("set", ["next"], "Agent Crash"), ("set", ["half"], "Agent Crash")]
     entries = R.read_entries(root, "shared")
     assert entries["half"]["value"] == "written" and entries["next"]["value"] == "write"
     assert not R.inspect_root(root, committed=True)

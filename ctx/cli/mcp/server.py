@@ -46,7 +46,7 @@ from ctx.cli.mcp.drain import answered_before_eof
 from ctx.cli.mcp.pipes import pipes
 from ctx.cli.mcp.tools import Tool, has_remote, structured, tools
 from ctx.cli.run import CapturingRun, git_recorder, invoke
-from ctx.errors import InvalidArgument
+from ctx.errors import InvalidArgument, StoreError
 
 INSTRUCTIONS = """\
 ctx is the shared memory of an operator and their AI agents: entries (key, value, source,
@@ -159,11 +159,13 @@ class CtxServer:
         from ctx.cli.table import find
         self._check_index()
         if uri == "ctx://rules":
-            path = self.root / "RULES.md"
-            try:
-                return path.read_text(encoding="utf-8")
+            from ctx.storage.files import read_text
+            try:  # never through a link (tests/reliability/test_root_links.py)
+                return read_text(self.root / "RULES.md", follow=False)
             except FileNotFoundError:
                 raise MCPError(types.INVALID_PARAMS, f"no RULES.md at {self.root}: `ctx init` writes one") from None
+            except StoreError as exc:
+                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         if uri == "ctx://brief":
             command, values = find("brief"), {"as_json": False}
         elif uri == "ctx://summary/latest":
