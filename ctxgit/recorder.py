@@ -231,8 +231,10 @@ class GitRecorder:
         ``system``. Not fsynced: a kill loses nothing the page cache holds, and after a
         power cut the write is committed as an outside change, as before."""
         git = os.path.join(self.root, ".git")
-        if not os.path.isdir(git):
-            return  # a fresh root: the repository is made by this write's own commit
+        if change.parents or not os.path.isdir(git):
+            # a merge is not one commit of files (its parents would be lost: a killed one is
+            # committed as found); a fresh root's repository is made by this write's commit
+            return
         self._intent[path] = list(identity)
         who = list(author_identity(change.author)) if change.author else None
         from ctx.jsoncodec import compact

@@ -167,3 +167,5 @@ def test_a_write_killed_before_its_commit_is_committed_as_its_own(root, tmp_path
     assert not [r for r in rows if r.startswith("system|")], rows
     assert rows[:2] == ["Agent Next|set shared/next: write", "Agent Killed|set shared/k: killed mid-write"], rows
     assert not R.inspect_root(root, committed=True)
+    assert not [p.name for p in (root / "memory").iterdir() if p.name.endswith(".tmp")], \
+        "the killed write's second name for the old file stayed"
