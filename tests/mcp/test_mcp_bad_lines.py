@@ -123,7 +123,8 @@ def assert_served_after(served: Served) -> None:
 
 @pytest.mark.parametrize("wire", ["pipe", "file"])
 @pytest.mark.parametrize("bad", [b"not json\n", b"{\"jsonrpc\": \"2.0\", \"id\": 3,\n", b"\n",
-                                 b"\"\\ud800\"\n"], ids=["words", "cut-short", "blank", "lone-surrogate"])
+                                 b"\"\\ud800\"\n", get(3, "\ud800")],
+                         ids=["words", "cut-short", "blank", "lone-surrogate", "lone-surrogate-in-arguments"])
 def test_a_line_that_is_not_json_gets_a_parse_error_and_the_next_call_is_served(stored, tmp_path, wire, bad):
     served = serve_bytes(session(bad), wire, tmp_path)
     assert_served_after(served)
