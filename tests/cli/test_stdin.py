@@ -59,7 +59,7 @@ def test_import_from_stdin_refuses_bytes_that_are_not_utf8(started):
 
 def test_click_door_reads_stdin_through_the_same_helper(run, started):
     before = commit_count(started)
-    result = run("summary", "new", "--from-stdin", author="Agent One", input=NOT_UTF8)  # type: ignore[arg-type]
+    result = run("summary", "new", "--from-stdin", author="Agent One", input=NOT_UTF8)
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert result.stderr.splitlines() == [f"ctx: standard input is not UTF-8 text (byte {BAD_AT})"]
     assert commit_count(started) == before

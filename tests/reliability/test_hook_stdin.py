@@ -17,7 +17,8 @@ from support.gitutil import CTX_EXE, merged_env, run_ctx
 
 pytestmark = pytest.mark.slow
 
-HOSTILE = (b"\xff\xfe{\"session_id\": \"\xc0\x80" + b"\x1b]52;c;AAAA\x07" * 4096) * 160  # ~8 MiB, more than a pipe holds
+# ~8 MiB (more than a pipe holds) of bytes that are not UTF-8, with an OSC 52 clipboard write
+HOSTILE = (b"\xff\xfe{\"session_id\": \"\xc0\x80" + b"\x1b]52;c;AAAA\x07" * 4096) * 160
 
 
 @pytest.fixture
