@@ -6,6 +6,9 @@ for every line read, every write and every flush, a dozen per call (~1 ms of
 a warm ``get``'s ~3). A harness talks to its server over pipes, which the
 event loop can watch directly; these two objects give ``stdio_server`` what it
 takes (lines to iterate over; ``write`` and ``flush``) with no thread at all.
+Lines are read up to ``badlines.LINE_LIMIT`` and decoded strictly: a longer line
+or one that is not UTF-8 is answered here, never handed on (the SDK's own
+transport has no bound and replaces bad bytes).
 
 As the SDK does when it claims stdio itself, the wire moves to private
 descriptors and fd 0 then reads the null device and fd 1 writes to stderr, so
