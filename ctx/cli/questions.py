@@ -48,10 +48,20 @@ def _ask_until(ask: Ask, question: str, default: str, parse: Callable[[str], T])
         answer = ask(prompt, default)
         text = default if _is_default(answer) else answer.strip()
         try:
-            return parse(text)
+            return parse(_utf8(text))
         except InvalidArgument as error:
             prompt = f"{error}. {question}"
     raise InvalidArgument(f"no valid answer to {question!r} after {ATTEMPTS} tries")
+
+
+def _utf8(text: str) -> str:
+    """``text``, unless it carries bytes that were not UTF-8 (the lone surrogates a terminal's
+    reader makes of them), which no file ctx writes could hold (tests/cli/test_setup.py)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidArgument(f"the answer is not UTF-8 text (character {error.start + 1})") from None
+    return text
 
 
 def _root(text: str) -> Path:

@@ -57,8 +57,9 @@ class Run:
                 self.out(shown)
 
     def stdin(self) -> str:
-        """What ``--from-stdin`` reads."""
-        return sys.stdin.read()
+        """Standard input, whole, as text: what ``--from-stdin`` and ``import -`` read. The
+        one place the front door reads it (tests/cli/test_stdin.py)."""
+        return stdin_text(sys.stdin.buffer.read())
 
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
@@ -114,6 +115,15 @@ class CapturingRun(Run):
 
     def stdin(self) -> str:
         return self.given
+
+
+def stdin_text(raw: bytes) -> str:
+    """``raw`` decoded as UTF-8; bytes that are not are an argument error naming the first bad
+    byte (never text carrying them on to a write that fails)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidArgument(f"standard input is not UTF-8 text (byte {error.start})") from None
 
 
 def made(thing: Any) -> Any:

@@ -178,10 +178,7 @@ def run_import(context, incoming: dict[str, dict[str, Entry]], *, dry_run: bool 
 
 
 def read_import_file(path: str) -> tuple[bytes, str]:
-    """The bytes of FILE (``-``: stdin) and the name to report it by."""
-    if path == "-":
-        import sys
-        return sys.stdin.buffer.read(), "stdin"
+    """The bytes of FILE and the name to report it by (``-``, stdin, is the front door's to read)."""
     try:
         return Path(path).read_bytes(), path
     except FileNotFoundError:

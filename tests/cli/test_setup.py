@@ -167,3 +167,14 @@ def test_init_on_a_terminal_asks_each_question_and_records_the_answers(tmp_path)
     pointer = (project / "AGENTS.md").read_text()
     assert "Agent Pty" in pointer and str(root) in pointer
     assert f"CTX_HOME={root}" in shown and "Next: export CTX_HOME=" in shown
+
+
+def test_an_answer_that_is_not_utf8_is_asked_again(root, tmp_path):
+    """A terminal reading bytes that are not UTF-8 hands them on as lone surrogates
+    (surrogateescape): each such answer is asked again, with the reason, never taken."""
+    bad = "caf\udce9"
+    ask = Script(str(tmp_path / bad), str(tmp_path / "ok"), f"Agent {bad}", "Agent Two", "", "", bad, "Fine.")
+    answers = run_setup(ask)
+    assert answers.root == tmp_path / "ok" and answers.agent == "Agent Two" and answers.focus == "Fine."
+    retried = [q for q, _ in ask.asked if q.startswith("the answer is not UTF-8 text")]
+    assert len(retried) == 3, ask.asked

@@ -31,7 +31,7 @@ def export(run: Run, store: str | None, output: str | None) -> None:
 
 def import_(run: Run, file: str, store: str | None, dry_run: bool, force: bool, as_json: bool) -> None:
     from ctx.features.exchange import parse_export, read_import_file, run_import
-    raw, name = read_import_file(file)
+    raw, name = (run.stdin().encode("utf-8"), "stdin") if file == "-" else read_import_file(file)
     incoming = parse_export(raw, name)
     if store is not None:
         incoming = {store: incoming.get(store, {})}

@@ -1,4 +1,8 @@
-"""Every request answered before the server hangs up.
+"""Every line answered, and every request before the server hangs up.
+
+A line the SDK's transport could not read as a message reaches the server as an
+exception, which it would only log: it is answered here (``badlines.py``: a parse
+error or an Invalid Request, ``"id": null``) and goes no further.
 
 When stdin ends, the SDK's dispatcher cancels the requests still running (their
 callers are gone, it assumes). A client that writes its requests and then closes
@@ -19,6 +23,8 @@ import anyio
 from mcp import types
 from mcp.shared.message import SessionMessage
 
+from ctx.cli.mcp.badlines import for_error
+
 GRACE = 60.0   # seconds a request still running at the end of stdin has to finish
 POLL = 0.01
 
@@ -34,6 +40,9 @@ async def answered_before_eof(read_stream: Any, write_stream: Any) -> AsyncItera
     async def inbound() -> None:
         async with to_server:
             async for item in read_stream:
+                if isinstance(item, Exception):
+                    await write_stream.send(SessionMessage(for_error(item)))
+                    continue
                 message = item.message if isinstance(item, SessionMessage) else None
                 if isinstance(message, types.JSONRPCRequest):
                     pending.add(message.id)

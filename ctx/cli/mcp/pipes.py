@@ -6,6 +6,9 @@ for every line read, every write and every flush, a dozen per call (~1 ms of
 a warm ``get``'s ~3). A harness talks to its server over pipes, which the
 event loop can watch directly; these two objects give ``stdio_server`` what it
 takes (lines to iterate over; ``write`` and ``flush``) with no thread at all.
+Lines are read up to ``badlines.LINE_LIMIT`` and decoded strictly: a longer line
+or one that is not UTF-8 is answered here, never handed on (the SDK's own
+transport has no bound and replaces bad bytes).
 
 As the SDK does when it claims stdio itself, the wire moves to private
 descriptors and fd 0 then reads the null device and fd 1 writes to stderr, so
@@ -23,23 +26,52 @@ import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-LINE_LIMIT = 64 * 1024 * 1024  # one JSON-RPC message per line; a summary or an import can be large
+from ctx.cli.mcp.badlines import LINE_LIMIT, not_utf8, too_long, wire_text
 
 
 class Lines:
-    """The lines of the wire, as ``stdio_server`` iterates over them."""
+    """The lines of the wire, as ``stdio_server`` iterates over them. A line over
+    ``LINE_LIMIT`` is dropped as it is read (never held whole) and one not UTF-8 is refused
+    undecoded: each gets its error answer on ``writer`` and the next line is read."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
+    def __init__(self, reader: asyncio.StreamReader, writer: Writer) -> None:
+        self.reader, self.writer = reader, writer
 
     def __aiter__(self) -> Lines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self.reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        while True:
+            try:
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as end:  # the last line, without its newline
+                if not end.partial:
+                    raise StopAsyncIteration from None
+                line = end.partial
+            except asyncio.LimitOverrunError as over:
+                await self._drop_line(over.consumed)
+                await self.writer.answer(wire_text(too_long()))
+                continue
+            try:
+                return line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                await self.writer.answer(wire_text(not_utf8(error.start)))
+
+    async def _drop_line(self, scanned: int) -> None:
+        """Drop the rest of a line over the limit, through its newline: ``scanned`` bytes held
+        have no newline (or end at it), taken off in small pieces, then the next ones."""
+        while True:
+            while scanned:
+                piece = min(scanned, 1 << 16)
+                await self.reader.readexactly(piece)
+                scanned -= piece
+            try:
+                await self.reader.readuntil(b"\n")
+                return
+            except asyncio.IncompleteReadError:
+                return
+            except asyncio.LimitOverrunError as over:
+                scanned = over.consumed
 
 
 class Writer:
@@ -53,6 +85,12 @@ class Writer:
 
     async def flush(self) -> None:
         await self.writer.drain()
+
+    async def answer(self, text: str) -> None:
+        """One whole line from the transport itself (``write`` takes it in one piece, so it
+        never lands inside a message the SDK is writing)."""
+        await self.write(text)
+        await self.flush()
 
 
 def _is_pipe(fd: int) -> bool:
@@ -84,7 +122,8 @@ async def pipes() -> AsyncIterator[tuple[Lines, Writer] | None]:
                                                             os.fdopen(wire_out, "wb", 0))
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
         try:
-            yield Lines(reader), Writer(writer)
+            wire = Writer(writer)
+            yield Lines(reader, wire), wire
         finally:
             try:
                 await writer.drain()
