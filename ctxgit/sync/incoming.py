@@ -23,6 +23,7 @@ written. ``tests/reliability/test_hostile_remote.py`` holds each rule.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import pygit2
@@ -31,6 +32,7 @@ from pygit2.enums import FileMode, ObjectType
 from ctx import arrival
 from ctx.entrymerge import parse as parse_store_side
 from ctx.errors import Conflict
+from ctx.storage.textlayout import MEMBER_NEXT, entry_members
 from ctxgit.gitfiles.layout import holds
 from hooks.unsafe_paths import forbidden
 
@@ -78,6 +80,7 @@ class Received:
     """What the guard found in order: the store files the tip changed, parsed."""
 
     stores: dict[str, dict] = field(default_factory=dict)  # path -> the tip's parsed store file
+    raw: dict[str, bytes] = field(default_factory=dict)    # path -> its bytes (read once: fast_forward)
 
 
 def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
@@ -173,23 +176,57 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
         before = _blob_at(repo, base_tree, path)
         if theirs is None or theirs == before:
             continue
-        data = _parsed(repo, theirs, path, commits)
-        received.stores[path] = data
-        old = _parsed(repo, before, path, []) if before is not None else None
+        raw = repo[theirs].peel(pygit2.Blob).data
+        data = _parsed(raw, path, commits)
+        received.stores[path], received.raw[path] = data, raw
+        entries = data.get("entries", {})
+        changed = _changed(repo, raw, entries, before, path, commits)
         store = path[len("memory/"):-len(".json")]
         try:
-            arrival.check_entries(store, data.get("entries", {}), old.get("entries", {}) if old else None,
-                                  side=SIDE, now=now)
+            arrival.check_entries(store, changed, side=SIDE, now=now)
         except Conflict as exc:
-            culprit = _first_with_it(repo, commits, path, data, old, now) or str(tip)
+            culprit = _first_with_it(repo, commits, path, list(changed), now) or str(tip)
             raise Conflict(f"{exc} (commit {culprit[:10]}); ctx refused the commit whole: "
                            "nothing here changed") from None
     return received
 
 
-def _parsed(repo: pygit2.Repository, oid: pygit2.Oid, path: str, commits: list[pygit2.Commit]) -> dict:
+def _changed(repo: pygit2.Repository, raw: bytes, entries: dict, before: pygit2.Oid | None, path: str,
+             commits: list[pygit2.Commit]) -> dict:
+    """The entries of the arriving store file (``raw``, parsed: ``entries``) that the side
+    here (blob ``before``) does not hold as they are. In ctx's layout an entry's member
+    text is compared with the base's, unparsed (a big store's sync parses one side once);
+    otherwise the base is parsed and the entries compared."""
+    if before is None:
+        return entries
+    old_raw = _base_bytes(repo, before, path)
+    members = entry_members(raw, entries)
+    if members is not None:
+        # the base's member texts between the same separators (its first and last carry
+        # the file's head and tail: never equal, so those two entries are checked)
+        known = set(old_raw.split(MEMBER_NEXT))
+        return {key: entries[key] for key, text in zip(entries, members, strict=True) if text not in known}
+    old = _parsed(old_raw, path, []).get("entries", {})
+    return {key: entry for key, entry in entries.items() if old.get(key) != entry}
+
+
+def _base_bytes(repo: pygit2.Repository, oid: pygit2.Oid, path: str) -> bytes:
+    """The base side's store file: this side's file on disk when it is that blob (a
+    fast-forward's base is HEAD, and the write path committed every outside edit before),
+    else read from git (unpacked through its deltas: the slower way)."""
     try:
-        data = parse_store_side(repo[oid].peel(pygit2.Blob).data, path, SIDE)
+        with open(os.path.join(repo.workdir or "", path), "rb") as file:
+            data = file.read()
+        if pygit2.hash(data) == oid:
+            return data
+    except OSError:
+        pass
+    return repo[oid].peel(pygit2.Blob).data
+
+
+def _parsed(raw: bytes, path: str, commits: list[pygit2.Commit]) -> dict:
+    try:
+        data = parse_store_side(raw, path, SIDE)
     except Conflict as exc:
         named = f" (commit {str(commits[-1].id)[:10]})" if commits else ""
         raise Conflict(f"{exc}{named}") from None
@@ -197,18 +234,18 @@ def _parsed(repo: pygit2.Repository, oid: pygit2.Oid, path: str, commits: list[p
     return data
 
 
-def _first_with_it(repo: pygit2.Repository, commits: list[pygit2.Commit], path: str, data: dict,
-                   old: dict | None, now: float | None) -> str | None:
-    """The first received commit (oldest first) whose store file already held the bad entry."""
+def _first_with_it(repo: pygit2.Repository, commits: list[pygit2.Commit], path: str, keys: list[str],
+                   now: float | None) -> str | None:
+    """The first received commit (oldest first) whose store file already held a bad entry
+    among ``keys`` (the entries the tip changed)."""
     store = path[len("memory/"):-len(".json")]
     for commit in commits:
         oid = _blob_at(repo, commit.tree, path)
         if oid is None:
             continue
         try:
-            entries = parse_store_side(repo[oid].peel(pygit2.Blob).data, path, SIDE) or {}
-            arrival.check_entries(store, entries.get("entries", {}), old.get("entries", {}) if old else None,
-                                  side=SIDE, now=now)
+            entries = (parse_store_side(repo[oid].peel(pygit2.Blob).data, path, SIDE) or {}).get("entries", {})
+            arrival.check_entries(store, {k: entries[k] for k in keys if k in entries}, side=SIDE, now=now)
         except Conflict:
             return str(commit.id)
     return None

@@ -65,16 +65,20 @@ def count_commits(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | 
     return sum(1 for _ in walker)
 
 
-def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid, whole: bool = False) -> None:
+def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid, whole: bool = False,
+                 read: dict[str, bytes] | None = None) -> None:
     """Move ``main`` to ``target``, which passed ``incoming.check``; the files change first,
     then the index, then the ref, so an interruption leaves changes the next write commits,
     never a lost one. ``whole``: every file of ``target`` is written (a clone's work tree
-    is empty, whatever its HEAD says)."""
+    is empty, whatever its HEAD says). ``read``: files of ``target`` read already, by path
+    (``incoming.Received.raw``: a big store file is unpacked once)."""
+    read = read or {}
     head = None if whole or repo.head_is_unborn else repo.head.peel(pygit2.Commit)
     new_tree = repo[target].peel(pygit2.Commit).tree
     if head is not None:  # only what changed is read and written: a big store once
         paths = _changed_paths(repo, head.tree, new_tree)
-        new = {p: repo[new_tree[p].id].peel(pygit2.Blob).data for p in paths if _in_tree(new_tree, p)}
+        new = {p: read[p] if p in read else repo[new_tree[p].id].peel(pygit2.Blob).data
+               for p in paths if _in_tree(new_tree, p)}
         old = {p: None for p in paths}
     else:
         new = flatten(repo, new_tree, "the remote")
@@ -123,16 +127,16 @@ def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = 
         repo = existing_repo(ctx.root)
         if repo.head_is_unborn:
             received = count_commits(repo, theirs, None)
-            incoming.check(repo, theirs, None)  # before anything is written
-            fast_forward(ctx, repo, theirs)
+            arrived = incoming.check(repo, theirs, None)  # before anything is written
+            fast_forward(ctx, repo, theirs, read=arrived.raw)
             return PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
         head = repo.head.peel(pygit2.Commit).id
         if head == theirs or repo.descendant_of(head, theirs):
             return PullResult("up to date", str(head), remote_head=str(theirs))
         received = count_commits(repo, theirs, head)
-        incoming.check(repo, theirs, head)  # before anything is written, merge or fast-forward
+        arrived = incoming.check(repo, theirs, head)  # before anything is written, merge or fast-forward
         if repo.descendant_of(theirs, head):
-            fast_forward(ctx, repo, theirs)
+            fast_forward(ctx, repo, theirs, read=arrived.raw)
             return PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
         result = merge_into(ctx, theirs, label, auto)
         result.received, result.remote_head = received, str(theirs)
@@ -247,7 +251,7 @@ def continue_merge(ctx: Context) -> tuple[PullResult, list[str]]:
     if repo.descendant_of(repo.head.target, theirs) or repo.head.target == theirs:
         waiting.clear(ctx.root)  # merged already (a run stopped before it cleared the state)
         return PullResult("up to date", str(repo.head.target)), found.paths
-    incoming.check(repo, theirs, repo.head.target)  # as when the merge began: the state file is only a file
+    incoming.check(repo, theirs, repo.head.peel(pygit2.Commit).id)  # as at the merge's start: merge.json is a file
     resolved = {p: (ctx.root / p).read_bytes() if (ctx.root / p).is_file() else None for p in found.paths}
     result = merge_into(ctx, theirs, found.label, resolved=resolved)
     if result.kind == "merge":

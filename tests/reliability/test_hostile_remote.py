@@ -81,10 +81,7 @@ def hostile_commit(bare: Path, files: dict[tuple[str, ...], tuple[str, bytes | s
 
 def store_with(bare: Path, store: str, key: str, entry: dict) -> dict[tuple[str, ...], tuple[str, bytes | str]]:
     """The bare main's store file with ``entry`` added under ``key``."""
-    try:
-        data = json.loads(git_out(bare, "show", f"main:memory/{store}.json"))
-    except AssertionError:
-        data = {"type": store, "version": "1", "last_updated": "2026-01-01T00:00:00Z", "entries": {}}
+    data: dict = json.loads(git_out(bare, "show", f"main:memory/{store}.json"))
     data["entries"][key] = entry
     return {("memory", f"{store}.json"): ("100644", json.dumps(data, indent=2).encode("utf-8"))}
 
@@ -232,8 +229,9 @@ def test_a_bad_entry_is_refused_on_the_merge_path(tmp_path):
 
 def test_an_entry_a_day_ahead_is_taken_and_good_changes_still_arrive(tmp_path):
     """The bound is a day: a clock a few hours fast is not an attack."""
-    from ctx.model import format_ts
     from datetime import UTC, datetime, timedelta
+
+    from ctx.model import format_ts
     bare, m = machine(tmp_path)
     soon = format_ts(datetime.now(UTC) + timedelta(hours=20))
     commit = hostile_commit(bare, {**store_with(bare, "shared", "k", an_entry(timestamp=soon)),
