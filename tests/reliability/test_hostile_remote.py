@@ -345,3 +345,19 @@ def test_an_import_with_a_future_entry_is_refused(tmp_path, run, root, entries):
     assert done.exit_code == 4, (done.stdout, done.stderr)
     assert "shared/k" in done.stderr and "future" in done.stderr
     assert "k" not in entries("shared")
+
+
+@pytest.mark.parametrize("indent", [2, 4])  # 2: ctx's layout (entries compared as text); 4: parsed
+@pytest.mark.parametrize("which", ["first", "middle", "last"])
+def test_a_changed_entry_is_found_wherever_it_is_in_the_store(tmp_path, indent, which):
+    bare, m = machine(tmp_path)
+    for key in ("a", "b", "c"):
+        m.ok("set", key, f"value {key}")
+    m.ok("push")
+    data = json.loads(git_out(bare, "show", "main:memory/shared.json"))
+    keys = list(data["entries"])
+    key = {"first": keys[0], "middle": keys[len(keys) // 2], "last": keys[-1]}[which]
+    data["entries"][key]["timestamp"] = FUTURE
+    commit = hostile_commit(bare, {("memory", "shared.json"): ("100644", json.dumps(data, indent=indent).encode())})
+    before = local_state(m)
+    refused(m, before, "pull", commit, f"shared/{key}", "future")
