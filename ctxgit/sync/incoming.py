@@ -77,9 +77,8 @@ def refuse_mode(path: str, mode: int, side: str = SIDE) -> None:
 
 @dataclass
 class Received:
-    """What the guard found in order: the store files the tip changed, parsed."""
+    """What the guard read of what it found in order."""
 
-    stores: dict[str, dict] = field(default_factory=dict)  # path -> the tip's parsed store file
     raw: dict[str, bytes] = field(default_factory=dict)    # path -> its bytes (read once: fast_forward)
 
 
@@ -178,7 +177,7 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
             continue
         raw = repo[theirs].peel(pygit2.Blob).data
         data = _parsed(raw, path, commits)
-        received.stores[path], received.raw[path] = data, raw
+        received.raw[path] = raw
         entries = data.get("entries", {})
         changed = _changed(repo, raw, entries, before, path, commits)
         store = path[len("memory/"):-len(".json")]
