@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctx import model
+from ctx import arrival, model
 from ctx.credentials import scan
 from ctx.errors import CredentialRefused, InvalidArgument
 from ctx.model import STORES, Entry
@@ -88,6 +88,7 @@ def parse_export(raw: bytes, source: str = "the file") -> dict[str, dict[str, En
             if not isinstance(entry, dict) or "value" not in entry:
                 raise InvalidArgument(f"{source}: {name}/{key} is not an entry (an object with a value)")
         out[name] = entries
+    arrival.check_stores(out, side=source)  # as a remote's entries are: no future time, one-line fields
     return out
 
 

@@ -233,7 +233,7 @@ def unique_by_layout(raw: str | bytes, top_level: int, entries: int) -> bool:
 
 
 _MEMBER_LEAD = b'\n    "'     # an entry's member text starts so (then its key)
-_MEMBER_NEXT = b',\n    "'    # ... and the next one follows so: no string holds a raw newline
+MEMBER_NEXT = b',\n    "'     # ... and the next one follows so: no string holds a raw newline
 
 
 def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
@@ -247,7 +247,7 @@ def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
     body, close = region
     if close == body or not raw.startswith(_MEMBER_LEAD, body):
         return None
-    pieces = raw[body + len(_MEMBER_LEAD):close].split(_MEMBER_NEXT)
+    pieces = raw[body + len(_MEMBER_LEAD):close].split(MEMBER_NEXT)
     keys = list(keys)
     if len(pieces) != len(keys):
         return None
@@ -288,7 +288,7 @@ def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[
         parts.append(b"\n  " if number == 0 else b",\n  ")
         parts.append((member_name(name) + ": ").encode("utf-8"))
         if value is entries:
-            parts += [b"{", _MEMBER_LEAD, _MEMBER_NEXT.join(texts), b"\n  }"]
+            parts += [b"{", _MEMBER_LEAD, MEMBER_NEXT.join(texts), b"\n  }"]
         else:
             encoded: list[str] = []
             encode(value, "\n  ", encoded)

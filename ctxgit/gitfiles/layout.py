@@ -21,6 +21,23 @@ BRANCH_REF = f"refs/heads/{BRANCH}"
 # versioned files ctx manages beside memory/ and sessions/
 MANAGED_FILES = ("RULES.md", ".gitignore", ".gitattributes", "config.json")
 
+
+def holds(path: str) -> bool:
+    """Whether a context's tree holds ``path`` (relative, with ``/``): a managed file, one of
+    the three store files, or a Markdown file directly in ``sessions/`` (§7's summaries, and
+    the notes §7 lets sit beside them). The one rule for what a write commits
+    (``plumbing/repo.is_managed``) and what a remote may bring (``sync/incoming.py``): a
+    file one machine commits is never one another refuses."""
+    if path in MANAGED_FILES:
+        return True
+    top, _, name = path.partition("/")
+    if not name or "/" in name or name.startswith("."):
+        return False
+    if top == "memory":
+        from ctx.model import STORES
+        return name.endswith(".json") and name[:-5] in STORES
+    return top == "sessions" and name.endswith(".md")
+
 # under .git/
 DIR = "ctx"
 STATE = "ctx/state.json"            # the fast commit's record of the last commit

@@ -28,21 +28,15 @@ from ctxgit.gitfiles.identity import (
     identity_or_operator,
     made_email,
 )
-from ctxgit.gitfiles.layout import MANAGED_FILES
+from ctxgit.gitfiles.layout import holds
 from hooks.unsafe_paths import forbidden
 
 T = TypeVar("T")
 
 
 def is_managed(path: str) -> bool:
-    """Files ctx versions: RULES.md, .gitignore/.gitattributes, stores, summaries."""
-    if forbidden(path):
-        return False
-    if path in MANAGED_FILES:
-        return True
-    if path.startswith("memory/"):
-        return path.endswith(".json") and path.count("/") == 1
-    return path.startswith("sessions/")
+    """Files ctx versions: what a context holds (``layout.holds``), never local state."""
+    return not forbidden(path) and holds(path)
 
 
 def open_repo(root: Path) -> pygit2.Repository | None:

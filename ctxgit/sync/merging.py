@@ -17,7 +17,6 @@ import pygit2
 
 from ctx.changes import Edit, Outcome
 from ctx.context import Context
-from ctx.entrymerge import parse as parse_store_side
 from ctx.errors import Conflict, NotFound
 from ctx.model import STORES
 from ctx.storage.files import StoreFile, atomic_write
@@ -26,6 +25,7 @@ from ctxgit.gitfiles import waiting
 from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing.repo import existing_repo
 from ctxgit.porcelain.commits import entries_at
+from ctxgit.sync import incoming
 from ctxgit.sync.treemerge import flatten, merge_trees
 
 LOCAL_REF = BRANCH_REF
@@ -65,29 +65,23 @@ def count_commits(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | 
     return sum(1 for _ in walker)
 
 
-def check_stores(files: dict[str, bytes]) -> None:
-    """The remote's store files (a flattened tree), checked as a merge checks them: JSON,
-    no key written twice, the format version ctx writes (``merge.parse``)."""
-    for store in STORES:
-        path = f"memory/{store}.json"
-        if path in files:
-            parse_store_side(files[path], path, "the remote")
-
-
-def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid) -> None:
-    """Move ``main`` to ``target``; the files change first, then the index, then the ref,
-    so an interruption leaves changes the next write commits, never a lost one."""
-    head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)
+def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid, whole: bool = False,
+                 read: dict[str, bytes] | None = None) -> None:
+    """Move ``main`` to ``target``, which passed ``incoming.check``; the files change first,
+    then the index, then the ref, so an interruption leaves changes the next write commits,
+    never a lost one. ``whole``: every file of ``target`` is written (a clone's work tree
+    is empty, whatever its HEAD says). ``read``: files of ``target`` read already, by path
+    (``incoming.Received.raw``: a big store file is unpacked once)."""
+    read = read or {}
+    head = None if whole or repo.head_is_unborn else repo.head.peel(pygit2.Commit)
     new_tree = repo[target].peel(pygit2.Commit).tree
     if head is not None:  # only what changed is read and written: a big store once
         paths = _changed_paths(repo, head.tree, new_tree)
-        _refuse_special(repo, new_tree, paths)
-        new = {p: repo[new_tree[p].id].peel(pygit2.Blob).data for p in paths if _in_tree(new_tree, p)}
-        check_stores(new)
+        new = {p: read[p] if p in read else repo[new_tree[p].id].peel(pygit2.Blob).data
+               for p in paths if _in_tree(new_tree, p)}
         old = {p: None for p in paths}
     else:
         new = flatten(repo, new_tree, "the remote")
-        check_stores(new)
         old = {}
     for path in sorted(set(old) | set(new)):
         full = ctx.root / path
@@ -123,19 +117,6 @@ def _changed_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) 
     return sorted(paths)
 
 
-def _refuse_special(repo: pygit2.Repository, tree: pygit2.Tree, paths: list[str]) -> None:
-    """A link or a special file from the remote is refused, as ``flatten`` refuses it."""
-    from ctxgit.sync.treemerge import REGULAR
-    for path in paths:
-        try:
-            mode = tree[path].filemode
-        except KeyError:
-            continue
-        if mode not in REGULAR and mode != pygit2.enums.FileMode.TREE:
-            raise Conflict(f"{path} from the remote is not a regular file (mode {mode:o}); "
-                           "ctx refuses links and special files from a remote")
-
-
 def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = False,
               lock_wait: float | None = None) -> PullResult:
     """Take in ``theirs`` (the fetched remote main): fast-forward, merge, or wait."""
@@ -146,14 +127,16 @@ def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = 
         repo = existing_repo(ctx.root)
         if repo.head_is_unborn:
             received = count_commits(repo, theirs, None)
-            fast_forward(ctx, repo, theirs)
+            arrived = incoming.check(repo, theirs, None)  # before anything is written
+            fast_forward(ctx, repo, theirs, read=arrived.raw)
             return PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
         head = repo.head.peel(pygit2.Commit).id
         if head == theirs or repo.descendant_of(head, theirs):
             return PullResult("up to date", str(head), remote_head=str(theirs))
         received = count_commits(repo, theirs, head)
+        arrived = incoming.check(repo, theirs, head)  # before anything is written, merge or fast-forward
         if repo.descendant_of(theirs, head):
-            fast_forward(ctx, repo, theirs)
+            fast_forward(ctx, repo, theirs, read=arrived.raw)
             return PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
         result = merge_into(ctx, theirs, label, auto)
         result.received, result.remote_head = received, str(theirs)
@@ -268,6 +251,7 @@ def continue_merge(ctx: Context) -> tuple[PullResult, list[str]]:
     if repo.descendant_of(repo.head.target, theirs) or repo.head.target == theirs:
         waiting.clear(ctx.root)  # merged already (a run stopped before it cleared the state)
         return PullResult("up to date", str(repo.head.target)), found.paths
+    incoming.check(repo, theirs, repo.head.peel(pygit2.Commit).id)  # as at the merge's start: merge.json is a file
     resolved = {p: (ctx.root / p).read_bytes() if (ctx.root / p).is_file() else None for p in found.paths}
     result = merge_into(ctx, theirs, found.label, resolved=resolved)
     if result.kind == "merge":

@@ -37,20 +37,18 @@ from ctxgit.guard.trust import refuse_untrusted
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import existing_repo
 from ctxgit.recorder import recorder_for
-from ctxgit.sync import causes, transport
+from ctxgit.sync import causes, incoming, transport
 from ctxgit.sync.callbacks import Callbacks, bounded
 from ctxgit.sync.merging import (
     LOCAL_REF,
     PullResult,
     abort_merge,
-    check_stores,
     continue_merge,
     count_commits,
     fast_forward,
     integrate,
     merge_into,
 )
-from ctxgit.sync.treemerge import flatten
 from ctxgit.sync.urls import has_password, redact, without_password
 
 __all__ = ["PullResult", "PushResult", "abort_merge", "add_remote", "clone", "continue_merge", "fast_forward",
@@ -367,26 +365,24 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     if transport.use_git():  # the operator's ssh and credential set-up, as fetch and push
         transport.git_clone(_normalise_url(url), root)
         repo = pygit2.Repository(str(root))
-    else:  # libgit2's clone: a local path is cloned by linking its objects, not by packing them
+    else:  # libgit2: a fetch into a new repository, so nothing is checked out before the guard
         callbacks = Callbacks(url)
-        holder: list[pygit2.Repository] = []
         try:
-            bounded(lambda: holder.append(pygit2.clone_repository(_normalise_url(url), str(root),
-                                                                  callbacks=callbacks)), callbacks, "clone")
+            repo = pygit2.init_repository(str(root), initial_head=BRANCH)
+            origin = repo.remotes.create("origin", _normalise_url(url))
+            bounded(lambda: origin.fetch(callbacks=callbacks), callbacks, "clone")
         except transport.NoAnswer:
             raise
-        except (pygit2.GitError, GitError) as exc:
+        except (pygit2.GitError, GitError, ValueError) as exc:
             raise GitError(f"cannot clone {redact(url)}: {callbacks.explain(exc)}") from None
-        repo = holder[0]
     ctx = Context(root=root, recorder_factory=recorder_for, state_of=state_dir)
     (root / "memory").mkdir(mode=0o700, exist_ok=True)
-    if not repo.head_is_unborn:
-        check_stores(flatten(repo, repo.head.peel(pygit2.Commit).tree, "the remote"))  # links refused
     theirs = remote_head(repo, "origin")
-    if theirs is not None and (repo.head_is_unborn or repo.head.name != LOCAL_REF):
-        with context_lock(root):  # the remote's HEAD named another branch (or none): take main
-            fast_forward(ctx, repo, theirs)
-    if theirs is None:  # an empty remote: a new context, on main whatever the remote's HEAD says
+    if theirs is not None:  # main at the remote's, every file written: after the guard, never before
+        incoming.check(repo, theirs, None)
+        with context_lock(root):
+            fast_forward(ctx, repo, theirs, whole=True)
+    else:  # an empty remote: a new context, on main whatever the remote's HEAD says
         repo.references.create("HEAD", LOCAL_REF, force=True)
     result = PullResult("fast-forward", str(theirs)) if theirs is not None else PullResult("nothing to pull")
     from hooks.install import install

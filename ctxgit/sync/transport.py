@@ -284,7 +284,9 @@ def git_push(root: Path, name: str, url: str, refspec: str, keep_fd: int | None 
 
 def git_clone(url: str, root: Path) -> None:
     """``git clone URL ROOT`` (an empty directory), with the operator's own ssh and
-    credential set-up as for fetch and push: no hooks, never a prompt, the same limit."""
-    done = _run(root, ["clone", "--progress", "--origin", "origin", "--", url, "."], None, None, url)
+    credential set-up as for fetch and push: no hooks, never a prompt, the same limit. No
+    checkout: the work tree is written after ``incoming.check``, never by git before it."""
+    done = _run(root, ["clone", "--no-checkout", "--progress", "--origin", "origin", "--", url, "."],
+                None, None, url)
     if done.returncode != 0:
         raise failure(f"cannot clone {redact(url)}", url, done.stderr)

@@ -11,9 +11,10 @@ own (histories with no common ancestor: two contexts joined) has no base to
 merge against: it is merged as a union of lines, in order, lines only one
 side has all kept.
 
-A remote is data, not code: a symlink or a non-regular file where a store
-file or a summary belongs is refused, and the lock file or temporary files
-a remote carries are never taken.
+A remote is data, not code: what it brings passed ``incoming.check`` before
+a merge starts; a link or a special file in any side's tree is refused
+(``incoming.refuse_mode``), and the lock file or temporary files a remote
+carries are never taken.
 """
 
 from __future__ import annotations
@@ -25,12 +26,9 @@ import pygit2
 from pygit2.enums import FileMode
 
 from ctx.entrymerge import merge_store_sides
-from ctx.entrymerge import parse as parse_store_side
-from ctx.errors import Conflict
 from ctx.summaries import is_summary_name, suffix_sequence
+from ctxgit.sync.incoming import refuse_mode
 from hooks.unsafe_paths import forbidden
-
-REGULAR = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
 
 @dataclass
@@ -132,9 +130,7 @@ def tree_ids(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str) -> di
             if item.filemode == FileMode.TREE:
                 stack.append((path + "/", repo[item.id].peel(pygit2.Tree)))
                 continue
-            if item.filemode not in REGULAR:
-                raise Conflict(f"{path} from {side} is not a regular file (mode {item.filemode:o}); "
-                               "ctx refuses links and special files from a remote")
+            refuse_mode(path, item.filemode, side)
             if not forbidden(path):
                 out[path] = item.id
     return out
@@ -173,8 +169,7 @@ def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.
         if _is_store(path):
             if oi == ti or ti == bi:
                 merged, conflicts = content(oi, path), list[str]()
-            elif oi == bi:
-                parse_store_side(content(ti), path, "the remote")  # taken whole: checked as if merged
+            elif oi == bi:  # taken whole: read and its entries checked by incoming.check already
                 merged, conflicts = content(ti), []
             else:
                 raw = [content(bi), content(oi, path), content(ti)]

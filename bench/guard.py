@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""What the arrival guard (``ctxgit/sync/incoming.check``) costs a sync of 30 commits.
+
+    python bench/guard.py [--entries 10000] [--commits 30] [--runs 5]
+
+Machine A seeds a context with ``--entries`` entries (one import), pushes it to a
+bare repository, and machine B clones it. A then makes ``--commits`` writes and
+pushes them. Each run puts B back where it was (main, the index, the work tree
+and its remote-tracking ref at the old head), times, in this process, the
+guard alone on the range ``ctx sync`` will take in (every commit's paths, the tip's changed store
+entries against B's head), and the one part of it any sync did before the guard
+(reading and parsing the tip's changed store file), then the real ``ctx sync``
+taking the 30 commits in (a process, wall time). Prints milliseconds
+(medians) and the guard's share. The target: at most 5% of the sync. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+CTX = Path(sys.executable).parent / "ctx"
+
+
+def ctx(home: Path, *args: str, env: dict[str, str]) -> None:
+    done = subprocess.run([str(CTX), *args], env={**env, "CTX_HOME": str(home)}, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"ctx {' '.join(args)}: {done.returncode}\n{done.stdout}{done.stderr}")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--commits", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ctx-bench-guard-") as tmp:
+        top = Path(tmp)
+        env = {**os.environ, "HOME": str(top), "GIT_CONFIG_GLOBAL": str(top / ".gitconfig"),
+               "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+               "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+        env.pop("CTX_AUTHOR", None)
+        (top / ".gitconfig").write_text("")
+        bare, a, b = top / "remote.git", top / "a", top / "b"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+        stamp = "2026-01-01T00:00:00Z"
+        entries = {f"entry_{i:06d}": {"value": f"value number {i} " + "x" * 300, "source": "agent",
+                                      "basis": "inferred", "scope": "global", "tags": ["bench"],
+                                      "created": stamp, "timestamp": stamp} for i in range(args.entries)}
+        export = top / "seed.json"
+        export.write_text(json.dumps({"format": "ctx-export", "version": "1",
+                                      "stores": {"shared": {"entries": entries}}}))
+        ctx(a, "clone", str(bare), str(a), env=env)
+        ctx(a, "import", str(export), env=env)
+        ctx(a, "push", env=env)
+        ctx(b, "clone", str(bare), str(b), env=env)
+        for i in range(args.commits):
+            ctx(a, "set", f"entry_{i * 7:06d}", f"changed by A, write {i}", env=env)
+        ctx(a, "push", env=env)
+        old, new = git(b, "rev-parse", "HEAD"), git(a, "rev-parse", "HEAD")
+        size = (a / "memory" / "shared.json").stat().st_size
+
+        import pygit2
+
+        from ctx.entrymerge import parse
+        from ctxgit.sync import incoming
+        syncs, guards, parses = [], [], []
+        ctx(b, "sync", env=env)  # once, so the commits are here: the guard is timed on them before each sync
+        for _ in range(args.runs):
+            git(b, "reset", "-q", "--hard", old)  # B as before the sync: its files are the base's
+            git(b, "update-ref", "refs/remotes/origin/main", old)
+            repo = pygit2.Repository(str(b))
+            began = time.perf_counter()
+            incoming.check(repo, pygit2.Oid(hex=new), pygit2.Oid(hex=old))
+            guards.append(time.perf_counter() - began)
+            began = time.perf_counter()  # what any sync does with a changed store file: read and parse it
+            tip = repo[pygit2.Oid(hex=new)].peel(pygit2.Commit).tree
+            parse(repo[tip["memory/shared.json"].id].peel(pygit2.Blob).data, "memory/shared.json", "the remote")
+            parses.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            ctx(b, "sync", env=env)
+            syncs.append(time.perf_counter() - began)
+            assert git(b, "rev-parse", "HEAD") == new
+        sync_ms, guard_ms = statistics.median(syncs) * 1000, statistics.median(guards) * 1000
+        print(f"store: {args.entries:,} entries, {size / 1e6:.1f} MB; {args.commits} commits received; "
+              f"{args.runs} runs (medians)")
+        print(f"ctx sync (process, wall): {sync_ms:8.1f} ms")
+        parse_ms = statistics.median(parses) * 1000
+        print(f"guard (incoming.check):   {guard_ms:8.1f} ms  = {100 * guard_ms / sync_ms:.1f}% of the sync "
+              "(target: at most 5%)")
+        print(f"  of which the tip's store file read and parsed: {parse_ms:.1f} ms (before the guard, "
+              "fast_forward's check_stores did this: the guard's own part is "
+              f"{guard_ms - parse_ms:.1f} ms = {100 * (guard_ms - parse_ms) / sync_ms:.1f}%)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""The one guarded way for commits to arrive: every path a remote brings is checked here
+before anything is written (fast-forward, merge, pull, clone, a joined context).
+
+A remote is data, not code. Each commit received (each one this side does not
+have) is compared with its first parent, or taken whole when it has none, and
+every tree entry it adds or changes must be:
+
+- a name git itself would check out: not empty, not ``.`` or ``..``, not ``.git``
+  in any case, with trailing dots or spaces, or as the NTFS short name ``git~1``,
+  no NUL, no backslash (a path is never absolute: its names hold no ``/``);
+- a directory, or a regular file (mode 100644 or 100755: never a link, a gitlink
+  or another mode), whose blob is present;
+- a file a context holds (``layout.holds``): the lock file and the temporary files
+  a careless remote carries are let pass and never written (``unsafe_paths``);
+- no larger than the bound for its kind (``BOUNDS``).
+
+Then each store file the tip changed against the side already here (this side's
+head, or the merge base) is read as a merge reads it (``entrymerge.parse``) and
+its changed entries checked by ``ctx.arrival``. A bad commit is refused whole
+(``Conflict``: exit 4), by its short id and the path or store/key, nothing
+written. ``tests/reliability/test_hostile_remote.py`` holds each rule.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import pygit2
+from pygit2.enums import FileMode, ObjectType
+
+from ctx import arrival
+from ctx.entrymerge import parse as parse_store_side
+from ctx.errors import Conflict
+from ctx.storage.textlayout import MEMBER_NEXT, entry_members
+from ctxgit.gitfiles.layout import holds
+from hooks.unsafe_paths import forbidden
+
+REGULAR = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
+MiB = 1 << 20
+# the largest file of each kind taken from a remote: a store of 100,000 entries is ~50 MB
+BOUNDS: dict[str, int] = {"store": 128 * MiB, "sessions": 1 * MiB, "RULES.md": 1 * MiB,
+                          "config.json": 64 * 1024, ".gitignore": 64 * 1024, ".gitattributes": 64 * 1024}
+SIDE = "the remote"
+
+
+def bound(path: str) -> int:
+    """The size bound of a file a context holds."""
+    if path.startswith("memory/"):
+        return BOUNDS["store"]
+    if path.startswith("sessions/"):
+        return BOUNDS["sessions"]
+    return BOUNDS[path]
+
+
+def unsafe_name(name: str) -> str | None:
+    """Why git would never check out a tree entry named ``name``, or None (git's
+    ``verify_path``: its ``.git`` rules for every file system it knows)."""
+    if not name:
+        return "has an empty name"
+    if name in (".", ".."):
+        return f"has a {name!r} in its path"
+    if "\0" in name or "\\" in name or "/" in name:
+        return "has a NUL, a backslash or a slash in a name"
+    folded = name.lower().rstrip(". ")
+    if folded == ".git" or folded == "git~1":
+        return "names a .git directory"
+    return None
+
+
+def refuse_mode(path: str, mode: int, side: str = SIDE) -> None:
+    """A link, a gitlink or any mode but a regular file's is refused."""
+    if mode not in REGULAR:
+        raise Conflict(f"{arrival.shown(path)} from {side} is not a regular file (mode {mode:o}); "
+                       "ctx refuses links and special files from a remote")
+
+
+@dataclass
+class Received:
+    """What the guard read of what it found in order."""
+
+    raw: dict[str, bytes] = field(default_factory=dict)    # path -> its bytes (read once: fast_forward)
+
+
+def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
+          now: float | None = None) -> Received:
+    """Check every commit reachable from ``tip`` and not from ``known`` (this side's head;
+    None when this side has no commit), then the tip's changed entries; ``Conflict``
+    for the first thing wrong. ``now``: this machine's time, in epoch seconds (tests)."""
+    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if known is not None:
+        walker.hide(known)
+    stores: set[str] = set()
+    commits: list[pygit2.Commit] = []
+    for commit in walker:
+        commits.append(commit)
+        parent = commit.parents[0].tree if commit.parents else None
+        try:
+            _compare(repo, parent, commit.tree, "", stores)
+        except _Bad as bad:
+            raise Conflict(f"{bad.path} from {SIDE} {bad.why} (commit {str(commit.id)[:10]}); "
+                           "ctx refused the commit whole: nothing here changed") from None
+    return _check_entries(repo, tip, known, sorted(stores), commits, now)
+
+
+class _Bad(Exception):
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(why)
+        self.path, self.why = arrival.shown(path), why
+
+
+def _compare(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str,
+             stores: set[str]) -> None:
+    """The entries of ``new`` that ``old`` (the parent's tree here) lacks or holds otherwise."""
+    before = {item.name: item for item in old} if old is not None else {}
+    for item in new:
+        name = item.name or ""
+        was = before.get(name)
+        if was is not None and was.id == item.id and was.filemode == item.filemode:
+            continue
+        path = prefix + name
+        why = unsafe_name(name)
+        if why:
+            raise _Bad(path, why)
+        if item.filemode == FileMode.TREE:
+            sub = repo.get(item.id)
+            if not isinstance(sub, pygit2.Tree):
+                raise _Bad(path, "is a directory whose tree is missing")
+            older = repo.get(was.id) if was is not None and was.filemode == FileMode.TREE else None
+            _compare(repo, older if isinstance(older, pygit2.Tree) else None, sub, path + "/", stores)
+            continue
+        if forbidden(path):
+            continue  # local state a remote carried by mistake: never written (fast_forward, flatten)
+        if item.filemode not in REGULAR:
+            raise _Bad(path, f"is not a regular file (mode {item.filemode:o}): a link or a special file")
+        if not holds(path):
+            raise _Bad(path, "is not a file a context holds (memory/<store>.json, RULES.md, "
+                             "sessions/*.md, config.json, .gitignore, .gitattributes)")
+        try:
+            kind, size = repo.odb.read_header(item.id)
+        except (KeyError, pygit2.GitError):
+            raise _Bad(path, "has no content here (its blob is missing)") from None
+        if kind != ObjectType.BLOB:
+            raise _Bad(path, "is not a file's content (not a blob)")
+        if size > bound(path):
+            raise _Bad(path, f"is {size:,} bytes, over the {bound(path):,} a context takes for it")
+        if path.startswith("memory/"):
+            stores.add(path)
+
+
+def _blob_at(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
+    if tree is None:
+        return None
+    try:
+        item = tree[path]
+    except KeyError:
+        return None
+    return item.id if item.filemode in REGULAR else None
+
+
+def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, paths: list[str],
+                   commits: list[pygit2.Commit], now: float | None) -> Received:
+    """The tip's store files that differ from the side already here, read and their
+    changed entries checked; a bad entry is named by the first commit that brought it."""
+    received = Received()
+    if not paths:
+        return received
+    tip_tree = repo[tip].peel(pygit2.Commit).tree
+    base_id = None
+    if known is not None:
+        base_id = known if repo.descendant_of(tip, known) else repo.merge_base(known, tip)
+    base_tree = repo[base_id].peel(pygit2.Commit).tree if base_id is not None else None
+    for path in paths:
+        theirs = _blob_at(repo, tip_tree, path)
+        before = _blob_at(repo, base_tree, path)
+        if theirs is None or theirs == before:
+            continue
+        raw = repo[theirs].peel(pygit2.Blob).data
+        data = _parsed(raw, path, commits)
+        received.raw[path] = raw
+        entries = data.get("entries", {})
+        changed = _changed(repo, raw, entries, before, path, commits)
+        store = path[len("memory/"):-len(".json")]
+        try:
+            arrival.check_entries(store, changed, side=SIDE, now=now)
+        except Conflict as exc:
+            culprit = _first_with_it(repo, commits, path, list(changed), now) or str(tip)
+            raise Conflict(f"{exc} (commit {culprit[:10]}); ctx refused the commit whole: "
+                           "nothing here changed") from None
+    return received
+
+
+def _changed(repo: pygit2.Repository, raw: bytes, entries: dict, before: pygit2.Oid | None, path: str,
+             commits: list[pygit2.Commit]) -> dict:
+    """The entries of the arriving store file (``raw``, parsed: ``entries``) that the side
+    here (blob ``before``) does not hold as they are. In ctx's layout an entry's member
+    text is compared with the base's, unparsed (a big store's sync parses one side once);
+    otherwise the base is parsed and the entries compared."""
+    if before is None:
+        return entries
+    old_raw = _base_bytes(repo, before, path)
+    members = entry_members(raw, entries)
+    if members is not None:
+        # the base's member texts between the same separators (its first and last carry
+        # the file's head and tail: never equal, so those two entries are checked)
+        known = set(old_raw.split(MEMBER_NEXT))
+        return {key: entries[key] for key, text in zip(entries, members, strict=True) if text not in known}
+    old = _parsed(old_raw, path, []).get("entries", {})
+    return {key: entry for key, entry in entries.items() if old.get(key) != entry}
+
+
+def _base_bytes(repo: pygit2.Repository, oid: pygit2.Oid, path: str) -> bytes:
+    """The base side's store file: this side's file on disk when it is that blob (a
+    fast-forward's base is HEAD, and the write path committed every outside edit before),
+    else read from git (unpacked through its deltas: the slower way)."""
+    try:
+        with open(os.path.join(repo.workdir or "", path), "rb") as file:
+            data = file.read()
+        if pygit2.hash(data) == oid:
+            return data
+    except OSError:
+        pass
+    return repo[oid].peel(pygit2.Blob).data
+
+
+def _parsed(raw: bytes, path: str, commits: list[pygit2.Commit]) -> dict:
+    try:
+        data = parse_store_side(raw, path, SIDE)
+    except Conflict as exc:
+        named = f" (commit {str(commits[-1].id)[:10]})" if commits else ""
+        raise Conflict(f"{exc}{named}") from None
+    assert data is not None
+    return data
+
+
+def _first_with_it(repo: pygit2.Repository, commits: list[pygit2.Commit], path: str, keys: list[str],
+                   now: float | None) -> str | None:
+    """The first received commit (oldest first) whose store file already held a bad entry
+    among ``keys`` (the entries the tip changed)."""
+    store = path[len("memory/"):-len(".json")]
+    for commit in commits:
+        oid = _blob_at(repo, commit.tree, path)
+        if oid is None:
+            continue
+        try:
+            entries = (parse_store_side(repo[oid].peel(pygit2.Blob).data, path, SIDE) or {}).get("entries", {})
+            arrival.check_entries(store, {k: entries[k] for k in keys if k in entries}, side=SIDE, now=now)
+        except Conflict:
+            return str(commit.id)
+    return None
