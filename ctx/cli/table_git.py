@@ -11,7 +11,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
     from ctx.cli.commands import history, sync, view  # noqa: F401
 
-ACCEPT_WEAKER = Opt("accept_weaker", "--accept-weaker", kind=FLAG,
+# cli_only: an MCP tool is always an agent's to call, and an agent may not take a weaker
+# protection (ctxgit/sync/arrived.py; test_sync_announces.py)
+ACCEPT_WEAKER = Opt("accept_weaker", "--accept-weaker", kind=FLAG, cli_only=True,
                     help="Take a remote commit that turns a protection off (enforce-stores); "
                          "the operator only (exit 4 with CTX_AUTHOR set).")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pygit2
 
+from ctx.display import excerpt
 from ctx.errors import Conflict
 from ctx.features.config import CONFIG_NAME, KEYS, PROTECTIVE
 from ctx.model import STORES
@@ -51,22 +52,30 @@ class Arrived:
                        list(dict.fromkeys(self.summaries + later.summaries)))
 
     def lines(self) -> list[str]:
-        """One line per kind of change, each field one line of text."""
+        """One line per kind of change; what came from the remote (authors, keys, values,
+        names) each as an excerpt: one line, bounded (``ctx.display.excerpt``)."""
         out = []
         if self.rules_changed:
-            out.append(f"RULES.md changed by {', '.join(self.rules_by) or 'a merge'}")
+            out.append("RULES.md changed by " + (", ".join(_field(a) for a in self.rules_by) or "a merge"))
         if self.deleted:
             out.append("entries deleted: " + ", ".join(f"{n} in {s}" for s, n in self.deleted.items()))
         for key, (old, new) in self.config.items():
-            out.append(f"config.json: {key} {_shown(old)} -> {_shown(new)}")
+            out.append(f"config.json: {_field(key)} {_field(_shown(old))} -> {_field(_shown(new))}")
         if self.summaries:
-            out.append("summaries added: " + ", ".join(self.summaries))
-        return [" ".join(line.split()) for line in out]
+            out.append("summaries added: " + ", ".join(_field(p) for p in self.summaries))
+        return out
 
     def as_json(self) -> dict[str, Any]:
         return {"rules": {"changed": self.rules_changed, "by": self.rules_by}, "deleted": self.deleted,
                 "config": [{"key": k, "old": o, "new": n} for k, (o, n) in self.config.items()],
                 "summaries": self.summaries}
+
+
+FIELD = 80  # characters of a remote's author, key, value or file name in a report line
+
+
+def _field(text: str) -> str:
+    return excerpt(text, FIELD)
 
 
 def _shown(value: Any) -> str:
@@ -181,7 +190,7 @@ def refuse_weaker(repo: pygit2.Repository, theirs: pygit2.Oid, head: pygit2.Oid 
         for key in weaker:
             if _value(before, key) is True and _value(now, key) is not True:
                 raise Conflict(
-                    f"{label} commit {str(commit.id)[:8]} by {' '.join(commit.author.name.split())} turns "
+                    f"{label} commit {str(commit.id)[:8]} by {_field(commit.author.name)} turns "
                     f"{key} off ({_shown(_value(before, key))} -> {_shown(_value(now, key))} in config.json): "
                     f"refused, nothing was taken in; the operator takes it on purpose with "
                     f"`ctx sync {ACCEPT}`")
@@ -195,4 +204,4 @@ def refuse_agent_accepting(author: str | None) -> None:
     """Only the operator takes a weaker protection: an agent (``CTX_AUTHOR`` set) may not."""
     if author:
         raise Conflict(f"{ACCEPT}: only the operator takes a weaker protection from a remote; "
-                       f"an agent ({' '.join(author.split())}) may not: ask the operator")
+                       f"an agent ({_field(author)}) may not: ask the operator")

@@ -201,3 +201,11 @@ def test_require_signed_cannot_be_turned_off_by_a_remote(setup):
     done = operator.sh("sync", check=False)
     assert done.returncode == 4 and "sign" in done.stderr, done.stderr
     assert json.loads(operator.ok("config", "--json").stdout).get("require-signed") is True
+
+
+def test_the_mcp_sync_tool_does_not_offer_accept_weaker():
+    """An MCP tool is an agent's to call: it cannot take a weaker protection."""
+    from ctx.cli.mcp.tools import tools
+    sync_tool = next(t for t in tools() if t.name == "sync")
+    assert "accept_weaker" not in sync_tool.definition()["inputSchema"].get("properties", {})
+    assert "continue_" in sync_tool.params or "timeout" in sync_tool.params  # the others stay
