@@ -103,6 +103,20 @@ def _json(repo: pygit2.Repository, oid: pygit2.Oid | None) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _own_keys(repo: pygit2.Repository, oid: pygit2.Oid) -> list[str]:
+    """The entry keys of this side's store file: from ctx's layout when it has it (a parse
+    of a big store is the slow part of a sync), else parsed."""
+    from ctx.storage.textlayout import layout_keys
+    try:
+        found = layout_keys(repo[oid].peel(pygit2.Blob).data)
+    except (KeyError, pygit2.GitError):
+        return []
+    if found is not None:
+        return found
+    entries = _json(repo, oid).get("entries", {})
+    return list(entries) if isinstance(entries, dict) else []
+
+
 def _config(repo: pygit2.Repository, tree: pygit2.Tree | None) -> dict:
     return _json(repo, _blob_id(tree, CONFIG_NAME))
 
@@ -142,8 +156,10 @@ def what_arrived(repo: pygit2.Repository, before: pygit2.Tree | None, after: pyg
         old, new = _blob_id(before, path), _blob_id(after, path)
         if old is None or old == new:
             continue
-        kept = _json(repo, new).get("entries", {})
-        gone = [k for k in _json(repo, old).get("entries", {}) if k not in kept]
+        kept = _json(repo, new).get("entries", {})  # the remote's: parsed, never read by its layout
+        if not isinstance(kept, dict):
+            kept = {}
+        gone = [k for k in _own_keys(repo, old) if k not in kept]
         if gone:
             found.deleted[store] = len(gone)
     if _blob_id(before, CONFIG_NAME) != _blob_id(after, CONFIG_NAME):

@@ -209,3 +209,14 @@ def test_the_mcp_sync_tool_does_not_offer_accept_weaker():
     sync_tool = next(t for t in tools() if t.name == "sync")
     assert "accept_weaker" not in sync_tool.definition()["inputSchema"].get("properties", {})
     assert "continue_" in sync_tool.params or "timeout" in sync_tool.params  # the others stay
+
+
+def test_this_sides_keys_read_from_the_layout_agree_with_a_parse():
+    """The count of deletions reads this side's store file by its layout (a parse of a big
+    store is the slow part of a sync); the keys and their order are the parse's."""
+    from ctx.storage.textlayout import layout_keys, serialize
+    entries = {'a"b': {"value": 1}, "é": {"value": [1, {"x": 2}]}, "k\\": {"value": "\n"},
+               "x\ny": {"value": {"nested": {"deep": 1}}}, "plain": {"value": "v"}}
+    assert layout_keys(serialize({"version": 1, "entries": entries})) == list(entries)
+    assert layout_keys(serialize({"version": 1, "entries": {}})) == []
+    assert layout_keys(json.dumps({"version": 1, "entries": entries}).encode()) is None  # another layout
