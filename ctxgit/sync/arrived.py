@@ -189,31 +189,30 @@ ACCEPT = "--accept-weaker"
 
 def refuse_weaker(repo: pygit2.Repository, theirs: pygit2.Oid, head: pygit2.Oid | None, label: str,
                   accept: bool = False) -> None:
-    """Refuse (Conflict) ``theirs`` when it ends with a protective key off that this side has
-    on, naming the received commit that turned it off and its author; ``accept``: the
-    operator takes it on purpose."""
+    """Refuse (Conflict) ``theirs`` when taking it in would turn off a protective key this
+    side has on: the remote's value is off and differs from the merge base's (the remote
+    changed it; a fast-forward's base is this side), naming the received commit that turned
+    it off and its author. ``accept``: the operator takes it on purpose."""
     if accept or head is None:
         return
+    base = repo.merge_base(head, theirs)
     ours = _config(repo, repo[head].peel(pygit2.Commit).tree)
     tip = _config(repo, repo[theirs].peel(pygit2.Commit).tree)
-    weaker = [k for k in PROTECTIVE if _value(ours, k) is True and _value(tip, k) is not True]
+    was = _config(repo, repo[base].peel(pygit2.Commit).tree) if base is not None else {}
+    weaker = [k for k in PROTECTIVE if _value(ours, k) is True and _value(tip, k) is not True
+              and _value(tip, k) != _value(was, k)]
     if not weaker:
         return
-    for commit in _received(repo, theirs, head):
-        if len(commit.parents) > 1:
-            continue
-        now, before = _config(repo, commit.tree), _config(repo, _parent_tree(commit))
-        for key in weaker:
-            if _value(before, key) is True and _value(now, key) is not True:
-                raise Conflict(
-                    f"{label} commit {str(commit.id)[:8]} by {_field(commit.author.name)} turns "
-                    f"{key} off ({_shown(_value(before, key))} -> {_shown(_value(now, key))} in config.json): "
-                    f"refused, nothing was taken in; the operator takes it on purpose with "
-                    f"`ctx sync {ACCEPT}`")
     key = weaker[0]
-    raise Conflict(f"{label} turns {key} off ({_shown(_value(ours, key))} -> {_shown(_value(tip, key))} in "
-                   f"config.json): refused, nothing was taken in; the operator takes it on purpose "
-                   f"with `ctx sync {ACCEPT}`")
+    culprit = repo[theirs].peel(pygit2.Commit)  # the tip, unless a received commit turned it off itself
+    for commit in _received(repo, theirs, head):
+        if _value(_config(repo, _parent_tree(commit)), key) is True and \
+                _value(_config(repo, commit.tree), key) is not True:
+            culprit = commit
+            break
+    raise Conflict(f"{label} commit {str(culprit.id)[:8]} by {_field(culprit.author.name)} turns {key} off "
+                   f"({_shown(_value(ours, key))} here, {_shown(_value(tip, key))} there, in config.json): "
+                   f"refused, nothing was taken in; the operator takes it on purpose with `ctx sync {ACCEPT}`")
 
 
 def refuse_agent_accepting(author: str | None) -> None:

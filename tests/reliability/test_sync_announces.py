@@ -220,3 +220,32 @@ def test_this_sides_keys_read_from_the_layout_agree_with_a_parse():
     assert layout_keys(serialize({"version": 1, "entries": entries})) == list(entries)
     assert layout_keys(serialize({"version": 1, "entries": {}})) == []
     assert layout_keys(json.dumps({"version": 1, "entries": entries}).encode()) is None  # another layout
+
+
+def test_refused_in_a_merge_too_and_when_config_json_is_removed(setup):
+    operator, work, bad = _enforcing(setup)
+    operator.ok("set", "local", "a write of this side's")
+    head = operator.head()
+    done = operator.sh("sync", check=False)
+    assert done.returncode == 4 and bad[:8] in done.stderr, done.stderr
+    assert operator.head() == head and _config(operator)["enforce-stores"] is True
+    git(work, "rm", "-q", "config.json")  # removed: enforce-stores back to its default, off
+    removed = mallory_pushes(work, "no config")
+    done = operator.sh("sync", check=False)
+    assert done.returncode == 4 and "enforce-stores" in done.stderr, done.stderr
+    assert bad[:8] in done.stderr or removed[:8] in done.stderr
+    assert operator.head() == head
+
+
+def test_a_remote_that_never_had_it_on_does_not_turn_it_off(setup):
+    """The remote's commits were made before this side turned enforce-stores on and leave
+    config.json alone: the merge keeps this side's value; nothing is refused."""
+    bare, operator, agent, work = setup
+    (work / "notes.md").unlink(missing_ok=True)
+    (work / "sessions").mkdir(exist_ok=True)
+    (work / "sessions" / "2025-03-02_other.md").write_text("# other\n", encoding="utf-8")
+    mallory_pushes(work, "a summary, config untouched")
+    operator.ok("config", "enforce-stores", "true")
+    data = sync_json(operator)
+    assert data["result"] == "merge" and data["config"] == []
+    assert _config(operator)["enforce-stores"] is True
