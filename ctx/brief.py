@@ -252,7 +252,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     printed.update((r.store, r.key) for r in chosen)
 
     if since is not None:  # printed in an earlier section: RECENT CHANGES leaves them out (§5.2)
-        printed.update((c.store, c.key) for c in since.changes)
+        printed.update((c.store, c.key) for c in since.changes if c.store is not None)  # None: a file
     rest = ctx.query(usable, lambda r: (r.store, r.key) not in printed, max(changes, 0))
     brief.changes = [_item(r, CHANGES_BOUND) for r in rest]
     return brief

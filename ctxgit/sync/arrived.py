@@ -25,6 +25,7 @@ from ctx.display import excerpt
 from ctx.errors import Conflict
 from ctx.features.config import CONFIG_NAME, KEYS, PROTECTIVE
 from ctx.model import STORES
+from ctx.summaries import is_summary_name
 
 RULES = "RULES.md"
 SESSIONS = "sessions/"
@@ -179,7 +180,8 @@ def _summaries(tree: pygit2.Tree) -> set[str]:
         return set()
     if sessions.filemode != pygit2.enums.FileMode.TREE:
         return set()
-    return {SESSIONS + entry.name for entry in sessions.peel(pygit2.Tree) if entry.name.endswith(".md")}
+    return {SESSIONS + name for name in (entry.name for entry in sessions.peel(pygit2.Tree))
+            if name and is_summary_name(name)}
 
 
 # --- a weaker protection ---------------------------------------------------------------------------

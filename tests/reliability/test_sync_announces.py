@@ -123,10 +123,10 @@ def test_emptied_stores_text_and_brief(setup):
 def test_a_summary_added_by_the_remote_is_announced(setup):
     bare, operator, agent, work = setup
     (work / "sessions").mkdir(exist_ok=True)
-    (work / "sessions" / "2025-03-01_remote.md").write_text("# a summary\n\n## Open\n- x\n", encoding="utf-8")
+    (work / "sessions" / "2025-03-01_session.md").write_text("# a summary\n\n## Open\n- x\n", encoding="utf-8")
     mallory_pushes(work, "summary")
     data = sync_json(operator)
-    assert data["summaries"] == ["sessions/2025-03-01_remote.md"]
+    assert data["summaries"] == ["sessions/2025-03-01_session.md"]
 
 
 # --- a weaker protection ----------------------------------------------------------------------
@@ -241,9 +241,8 @@ def test_a_remote_that_never_had_it_on_does_not_turn_it_off(setup):
     """The remote's commits were made before this side turned enforce-stores on and leave
     config.json alone: the merge keeps this side's value; nothing is refused."""
     bare, operator, agent, work = setup
-    (work / "notes.md").unlink(missing_ok=True)
     (work / "sessions").mkdir(exist_ok=True)
-    (work / "sessions" / "2025-03-02_other.md").write_text("# other\n", encoding="utf-8")
+    (work / "sessions" / "2025-03-02_session.md").write_text("# other\n", encoding="utf-8")
     mallory_pushes(work, "a summary, config untouched")
     operator.ok("config", "enforce-stores", "true")
     data = sync_json(operator)
