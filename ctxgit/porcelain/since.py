@@ -16,6 +16,12 @@ The commits are read once into a log kept in the read index's SQLite file
   entry from a changed one), indexed by seq;
 * ``log_state``: the tip (the HEAD the log was read up to) and the layout's version.
 
+Besides the entries a commit's trailers name, ``log_keys`` holds what only its tree
+shows (``_tree_changes``): a RULES.md change, as the pseudo-entry ("", "RULES.md")
+(``SinceChange.store`` None), and, for a commit not made by a ctx entry write (a plain
+git commit, a store file edited outside ctx: ``FOREIGN``), each entry it deleted.
+(tests/git/test_since_files.py holds these.)
+
 An answer is three indexed queries: the author's newest commit; the entries
 whose newest change comes after it, newest first, up to the limit; and how
 many there are. (An entry's newest change after the author's newest commit is
