@@ -45,11 +45,12 @@ DUE = (10, 100)
 
 
 class SinceChange:
-    """One entry another writer changed since this author's last session."""
+    """One entry another writer changed since this author's last session; or, with
+    ``store`` None, a file of the context's own (``key`` RULES.md)."""
 
     __slots__ = ("store", "key", "author", "timestamp", "kind")
 
-    def __init__(self, store: str, key: str, author: str, timestamp: str, kind: str) -> None:
+    def __init__(self, store: str | None, key: str, author: str, timestamp: str, kind: str) -> None:
         self.store, self.key, self.author, self.timestamp, self.kind = store, key, author, timestamp, kind
 
     def as_json(self) -> dict[str, Any]:
@@ -251,7 +252,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     printed.update((r.store, r.key) for r in chosen)
 
     if since is not None:  # printed in an earlier section: RECENT CHANGES leaves them out (§5.2)
-        printed.update((c.store, c.key) for c in since.changes)
+        printed.update((c.store, c.key) for c in since.changes if c.store is not None)  # None: a file
     rest = ctx.query(usable, lambda r: (r.store, r.key) not in printed, max(changes, 0))
     brief.changes = [_item(r, CHANGES_BOUND) for r in rest]
     return brief
@@ -299,8 +300,8 @@ def _label(item: Item) -> str:
 def _since_lines(since: Since) -> list[str]:
     if since.last is None and not since.changes:
         return [f"  (your first session here, {since.author}: nothing of yours in this context's history yet)\n"]
-    lines = [f"  - {local_time(c.timestamp)} {c.key}{'' if c.store == 'shared' else f' [{c.store}]'}: "
-             f"{c.kind} by {c.author}\n" for c in since.changes]
+    lines = [f"  - {local_time(c.timestamp)} {c.key}{_since_where(c.store)}: {c.kind} by {c.author}\n"
+             for c in since.changes]
     if since.last is None:
         lines.insert(0, f"  (your first session here, {since.author}: every change by others is news)\n")
     elif not since.changes:
@@ -308,6 +309,11 @@ def _since_lines(since: Since) -> list[str]:
     if since.more:
         lines.append(f"  ... and {since.more} more: ctx log --since {since.last or '1970-01-01'}\n")
     return lines
+
+
+def _since_where(store: str | None) -> str:
+    """After a SINCE item's name: its store (none for shared), or that it is a file."""
+    return " (file)" if store is None else "" if store == "shared" else f" [{store}]"
 
 
 def _for_you_lines(brief: Brief) -> list[str]:

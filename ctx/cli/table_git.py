@@ -11,6 +11,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
     from ctx.cli.commands import history, sync, view  # noqa: F401
 
+# cli_only: an MCP tool is always an agent's to call, and an agent may not take a weaker
+# protection (ctxgit/sync/arrived.py; test_sync_announces.py)
+ACCEPT_WEAKER = Opt("accept_weaker", "--accept-weaker", kind=FLAG, cli_only=True,
+                    help="Take a remote commit that turns a protection off (enforce-stores); "
+                         "the operator only (exit 4 with CTX_AUTHOR set).")
+
 HISTORY: tuple[Command, ...] = (
     Command("history", lambda: handlers.history.history, "Every version of an entry, newest first.", """\
 Every version of an entry, newest first: commit, time, author, operation, value.
@@ -174,10 +180,13 @@ Example:
             auto_sync=False),
     Command("pull", lambda: handlers.sync.pull, "Fetch and merge from a remote.", """\
 Fetch REMOTE (default: main's upstream; without one, the only remote, or
-origin) and merge it, entry by entry. Never rewrites local history; a merge is a commit with both parents.""", """\
+origin) and merge it, entry by entry. Never rewrites local history; a merge is a commit with both parents.
+Says what changed besides entries and refuses a weaker protection as `ctx sync` does.""", """\
 Example:
   ctx pull origin
-""", args=(REMOTE,), options=(JSON,), git=True, slow=True, pulls=True, network=True, auto_sync=False),
+JSON shape: as `ctx sync --json`'s, with "pushed" and "sent" null.
+""", args=(REMOTE,), options=(ACCEPT_WEAKER, JSON), git=True, slow=True, pulls=True, network=True,
+            auto_sync=False),
     Command("push", lambda: handlers.sync.push, "Push main to a remote.", """\
 Push main to REMOTE and make it main's upstream (so `git pull` works too).
 Says how many commits it sent ("origin already had everything" when none).
@@ -187,7 +196,11 @@ Example:
 JSON shape: {"pushed": remote, "sent": n}.
 """, args=(REMOTE,), options=(JSON,), idempotent=True, git=True, slow=True, network=True, auto_sync=False),
     Command("sync", lambda: handlers.sync.sync, "Pull, merge and push: the everyday command.", """\
-Pull (merging entry by entry), then push, and say what was received and sent.
+Pull (merging entry by entry), then push, and say what was received and sent,
+and what changed besides entries: RULES.md (by whom), entries deleted per
+store, config.json keys (old -> new), summaries added. A remote commit that
+turns a protection off (enforce-stores from true to false) is refused (exit 4)
+and nothing is taken in, unless the operator passes --accept-weaker.
 
 A push that loses a race to another machine's push (the remote moved on, or
 its branch was being updated) is tried again: fetch, merge, push, after a
@@ -203,14 +216,16 @@ Examples:
   ctx sync --continue      # after editing the file a merge waits for
 JSON shape: {"result": "up to date"|"fast-forward"|"merge"|"nothing to pull"
   |"conflict", "commit", "entries", "received", "value_conflicts",
-  "renamed", "text_conflicts", "waiting", "pushed": remote|null, "sent"}.
+  "renamed", "text_conflicts", "waiting", "pushed": remote|null, "sent",
+  "rules": {"changed", "by": [author]}, "deleted": {store: n}, "config":
+  [{"key", "old", "new"}], "summaries": [path]}.
 """, args=(REMOTE,), options=(
                 Opt("timeout", "--timeout", metavar="SECONDS",
                     help="Keep retrying a push that lost a race this long (default 60)."),
                 Opt("continue_", "--continue", kind=FLAG,
                     help="Commit the waiting merge with the files as you edited them, then sync."),
                 Opt("abort", "--abort", kind=FLAG, help="Drop the waiting merge; put its files back."),
-                JSON), idempotent=True, git=True, slow=True, pulls=True, network=True, auto_sync=False,
+                ACCEPT_WEAKER, JSON), idempotent=True, git=True, slow=True, pulls=True, network=True, auto_sync=False,
             tool=True),
     Command("status", lambda: handlers.sync.status, "Where syncing stands on this machine.", """\
 Commits not pushed, commits not pulled as of the last fetch, the last sync

@@ -107,6 +107,11 @@ KEYS: dict[str, Key] = {
                           "unsigned or not signed by an allowed signer", machine=True),
 }
 
+# Context keys whose value true protects the operator: a remote's commit that turns one off
+# is refused unless the operator accepts it (ctxgit/sync/arrived.py; test_sync_announces.py).
+# (require-signed protects too, but it is kept per machine: no remote can change it.)
+PROTECTIVE = ("enforce-stores",)
+
 
 def _key(name: str) -> Key:
     try:

@@ -52,7 +52,7 @@ WORDS = "words"
 SINCE_LOG = "since-log"
 HISTORY = "history"
 
-SINCE_LOG_VERSION = "1"  # kept in log_state; another value: the since-log is dropped and read again
+SINCE_LOG_VERSION = "2"  # kept in log_state; another value: the since-log is dropped and read again
 
 SEP = "\x1f"  # the tags column: each tag between two of these
 

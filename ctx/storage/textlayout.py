@@ -418,3 +418,26 @@ def _set_updated(text: str, value: Any) -> bytes | None:
     encode(value, "\n  ", parts)
     parts.append(text[end:])
     return "".join(parts).encode("utf-8")
+
+
+
+def layout_keys(raw: bytes) -> list[str] | None:
+    """The entry keys of a store file's bytes, in order, from the layout alone (each entry
+    starts a line ``    "KEY": ``, at four spaces, where nothing else in the entries does);
+    None for any other layout. Only for a file this side holds (a sync's count of
+    deletions, ``ctxgit/sync/arrived.py``): a remote's file is parsed, since a crafted one
+    could put a four-space member inside an entry."""
+    region = _region(raw, _BYTES)
+    if region is None or not _plain(raw, region[0], region[1], _BYTES):
+        return None
+    body, close = region
+    if close == body:
+        return []
+    if not raw.startswith(_MEMBER_LEAD, body):
+        return None
+    import re  # (here: the write path loads this module at every start)
+    found = re.compile(rb'\n    "((?:[^"\\\n]|\\.)*)": ').findall(raw, body, close)
+    try:
+        return [k.decode("utf-8") if b"\\" not in k else loads(b'"' + k + b'"') for k in found]
+    except ValueError:  # UnicodeDecodeError included
+        return None

@@ -16,6 +16,12 @@ The commits are read once into a log kept in the read index's SQLite file
   entry from a changed one), indexed by seq;
 * ``log_state``: the tip (the HEAD the log was read up to) and the layout's version.
 
+Besides the entries a commit's trailers name, ``log_keys`` holds what only its tree
+shows (``_tree_changes``): a RULES.md change, as the pseudo-entry ("", "RULES.md")
+(``SinceChange.store`` None), and, for a commit not made by a ctx entry write (a plain
+git commit, a store file edited outside ctx: ``FOREIGN``), each entry it deleted.
+(tests/git/test_since_files.py holds these.)
+
 An answer is three indexed queries: the author's newest commit; the entries
 whose newest change comes after it, newest first, up to the limit; and how
 many there are. (An entry's newest change after the author's newest commit is
@@ -63,6 +69,12 @@ KINDS = {"amend": "amended", "supersede": "superseded", "resolve": "resolved",
          "delete": "deleted", "cleanup": "deleted"}
 DELETING = frozenset({"delete", "cleanup"})
 CREATING = frozenset({"set", "send", "handoff"})  # may make an entry: new when nothing came before
+# Not an entry write of ctx's (a plain git commit, a file changed outside ctx, the root's set-up): its
+# trailers name no entry, so the entries it deleted are read from its tree against its parent's.
+FOREIGN = frozenset({"", "external", "init"})
+RULES = "RULES.md"
+FILE_STORE = ""  # the "store" of a file of the context's own (RULES.md): SinceChange.store None
+FILE_CHANGE = "file"  # the operation of such a change in the log: kind "changed"
 
 _UPSERT = ("INSERT INTO log_latest VALUES (?,?,?,?,?,?,NULL) ON CONFLICT(store, key) DO UPDATE SET "
            "prev = log_latest.operation, seq = excluded.seq, author = excluded.author, "
@@ -134,9 +146,9 @@ def _answer(db: sqlite3.Connection, author: str, limit: int, new: list[Row] | No
     # the newest change of each entry among the new commits, with the one before it
     newest: dict[tuple[str, str], list] = {}
     for seq, (_, when, who, op, _merge, names) in enumerate(new, base + 1):
-        for name in names:
-            before = newest.get(name)
-            newest[name] = [seq, who, when, op, before[3] if before else _MISSING]
+        for store, key, name_op in _named(names, op):
+            before = newest.get((store, key))
+            newest[(store, key)] = [seq, who, when, name_op, before[3] if before else _MISSING]
     found: list[tuple] = []
     overlap = 0
     for (store, key), (seq, who, when, op, prev) in sorted(newest.items(), key=lambda kv: -kv[1][0]):
@@ -158,7 +170,7 @@ def _answer(db: sqlite3.Connection, author: str, limit: int, new: list[Row] | No
                 found.append(row)
                 if len(found) >= limit:
                     break
-    changes = [SinceChange(store, key, who, _rfc(when), _kind(op, prev))
+    changes = [SinceChange(store if store != FILE_STORE else None, key, who, _rfc(when), _kind(op, prev))
                for store, key, who, when, op, prev in found[:limit]]
     return Since(author, _rfc(last[1]) if last else None, changes, max(total - len(changes), 0))
 
@@ -303,7 +315,7 @@ def _insert(db: sqlite3.Connection, rows: list[Row]) -> None:
     key_rows = []
     for seq, (oid, when, who, op, merge, names) in enumerate(rows, after + 1):
         commit_rows.append((seq, oid, when, who, op, merge))
-        key_rows += [(seq, store, key, who, when, op) for store, key in names]
+        key_rows += [(seq, store, key, who, when, name_op) for store, key, name_op in _named(names, op)]
     db.executemany("INSERT INTO log_commits VALUES (?,?,?,?,?,?)", commit_rows)
     db.executemany("INSERT OR IGNORE INTO log_keys VALUES (?,?,?,?,?,?)", key_rows)
     db.executemany(_UPSERT, [(store, key, seq, who, when, op) for seq, store, key, who, when, op in key_rows])
@@ -317,6 +329,53 @@ def _row(oid: str, when: int, author: str, message: str, parents: int) -> Row:
     op = (found.get("Ctx-Operation") or [""])[0]
     merge = parents > 1 or op == "merge"
     return (oid, when, author, op, int(merge), [] if merge else _keys(found))
+
+
+def _named(names: list[tuple], op: str):
+    """(store, key, operation) of each name of a commit: a trailer's name takes the commit's
+    operation; a name read from the tree (RULES.md, an entry deleted) carries its own."""
+    for name in names:
+        yield (name[0], name[1], op) if len(name) == 2 else name
+
+
+def _tree_changes(repo, commit, op: str) -> list[tuple[str, str, str]]:
+    """What a commit changed that its trailers do not say (pygit2): RULES.md against its
+    first parent (a root commit's RULES.md is the context's set-up, not news), and for a
+    commit not made by a ctx entry write (``FOREIGN``) the entries it deleted."""
+    if not commit.parents:
+        return []
+    tree, before = commit.tree, commit.parents[0].tree
+    out: list[tuple[str, str, str]] = []
+    if _tree_id(tree, RULES) != _tree_id(before, RULES):
+        out.append((FILE_STORE, RULES, FILE_CHANGE))
+    if op in FOREIGN and _tree_id(tree, "memory") != _tree_id(before, "memory"):
+        for store in STORES:
+            path = f"memory/{store}.json"
+            old, new = _tree_id(before, path), _tree_id(tree, path)
+            if old is not None and old != new:
+                kept = set(_entry_keys(repo, new))
+                out += [(store, key, "delete") for key in _entry_keys(repo, old) if key not in kept]
+    return out
+
+
+def _tree_id(tree, path: str):
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
+
+
+def _entry_keys(repo, oid) -> list[str]:
+    """The keys of a store file's blob (none when it is not one ctx could read)."""
+    import json
+    if oid is None:
+        return []
+    try:
+        data = json.loads(repo[oid].data)
+    except (ValueError, UnicodeDecodeError, KeyError, AttributeError):
+        return []
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return list(entries) if isinstance(entries, dict) else []
 
 
 def _keys(trailers: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -346,32 +405,66 @@ def _new_commits(root: StrPath, head: str, tip: str | None) -> tuple[list[Row], 
 
 def _loose_run(git: StrPath, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
     """A straight run of loose commits from HEAD back to ``tip`` (or to the first
-    commit), read from .git/objects without pygit2; None for anything else."""
+    commit), read from .git/objects without pygit2; None for anything else: a merge, a
+    commit not made by a ctx entry write (``FOREIGN``: pygit2 reads what its tree deleted).
+    Each commit's RULES.md is compared with its parent's (a root tree entry: one small read)."""
     rows: list[Row] = []
     current = head
-    for _ in range(LOOSE_STEPS):
-        if current == tip:
-            return rows[::-1], False
+    later_rules: object = _MISSING  # RULES.md's blob id in the commit read just before (the child)
+    for _ in range(LOOSE_STEPS + 1):
         commit = _read_loose(git, current)
         if commit is None:
             return None
-        parents, author, when, message = commit
-        if len(parents) > 1:
+        parents, author, when, message, tree = commit
+        rules = _loose_entry(git, tree, RULES)
+        if rules is _MISSING:
             return None
-        rows.append(_row(current, when, author, message, len(parents)))
+        if rows and rules != later_rules:  # the child changed RULES.md
+            rows[-1][5].append((FILE_STORE, RULES, FILE_CHANGE))
+        if current == tip:
+            return rows[::-1], False
+        if len(rows) == LOOSE_STEPS or len(parents) > 1:
+            return None
+        row = _row(current, when, author, message, len(parents))
+        if row[3] in FOREIGN and parents:
+            return None
+        rows.append(row)
+        later_rules = rules
         if not parents:
             return rows[::-1], True  # the whole history, and no tip in it: read it all again
         current = parents[0]
     return None
 
 
-def _read_loose(git: StrPath, oid: str) -> tuple[list[str], str, int, str] | None:
-    """(parents, author name, author time, message) of a loose commit object."""
+def _read_loose(git: StrPath, oid: str) -> tuple[list[str], str, int, str, str] | None:
+    """(parents, author name, author time, message, tree id) of a loose commit object."""
     from ctxgit.gitfiles import objects  # (not at the top: an answer from the log reads none, nor zlib)
     found = objects.read(git, oid)
-    if found is None or found[0] != b"commit":
+    if found is None or found[0] != b"commit" or not found[1].startswith(b"tree "):
         return None
-    return objects.commit_fields(found[1])
+    fields = objects.commit_fields(found[1])
+    if fields is None:
+        return None
+    return (*fields, found[1][5:45].decode("ascii", "replace"))
+
+
+def _loose_entry(git: StrPath, tree: str, name: str) -> object:
+    """The blob id of ``name`` in the loose tree ``tree`` (None: no such entry);
+    ``_MISSING`` when the tree is not a loose object this can read."""
+    from ctxgit.gitfiles import objects
+    found = objects.read(git, tree)
+    if found is None or found[0] != b"tree":
+        return _MISSING
+    body, at, wanted = found[1], 0, name.encode()
+    while at < len(body):
+        space = body.find(b" ", at)
+        nul = body.find(b"\0", space)
+        if space < 0 or nul < 0 or nul + 21 > len(body):
+            return _MISSING
+        if body[space + 1:nul] == wanted:
+            return body[nul + 1:nul + 21].hex()
+        at = nul + 21
+    return None
 
 
 def _walk(root: StrPath, head: str, tip: str | None) -> tuple[list[Row], bool] | None:
@@ -408,14 +501,15 @@ def _walk(root: StrPath, head: str, tip: str | None) -> tuple[list[Row], bool] |
         if hide is not None:
             walker.hide(hide)
         new = {c.id: c for c in walker}
-        return _ordered(new, start), hide is None
+        return _ordered(new, start, repo), hide is None
     except (pygit2.GitError, KeyError, OSError, ValueError):
         return None  # an unreadable history: no answer, never a failed start
 
 
-def _ordered(new: dict, start) -> list[Row]:
+def _ordered(new: dict, start, repo=None) -> list[Row]:
     """``new`` (id -> commit), parents before children, each merge's other parents'
-    commits just before it: a post-order walk from ``start``, first parent first."""
+    commits just before it: a post-order walk from ``start``, first parent first. With
+    ``repo``, what each commit's tree changed besides its trailers (``_tree_changes``)."""
     order: list[Row] = []
     seen = {start}
     stack = [[start, new[start].parent_ids, 0]]
@@ -433,5 +527,8 @@ def _ordered(new: dict, start) -> list[Row]:
         stack.pop()
         commit = new[oid]
         author = commit.author
-        order.append(_row(str(oid), author.time, author.name, commit.message, len(parents)))
+        row = _row(str(oid), author.time, author.name, commit.message, len(parents))
+        if repo is not None and not row[4]:
+            row[5].extend(_tree_changes(repo, commit, row[3]))
+        order.append(row)
     return order

@@ -75,6 +75,7 @@ def describe(pulled, pushed) -> str:
         else "nothing to receive"
     if pulled.kind == "merge":
         got += f" (merged, {pulled.entries} entries changed)"
+    got += "".join(f"; {line}" for line in pulled.arrived.lines())  # besides entries: in the log too
     if pushed is None:
         return got
     sent = f"sent {pushed.sent} commit{'s' if pushed.sent != 1 else ''} to {pushed.remote}" if pushed.sent \

@@ -26,6 +26,7 @@ from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing.repo import existing_repo
 from ctxgit.porcelain.commits import entries_at
 from ctxgit.sync import incoming
+from ctxgit.sync.arrived import Arrived, refuse_weaker, what_arrived
 from ctxgit.sync.treemerge import flatten, merge_trees
 
 LOCAL_REF = BRANCH_REF
@@ -43,6 +44,7 @@ class PullResult:
     remote_head: str | None = None  # the remote's main as fetched
     waiting: bool = False        # text_conflicts wait in the work tree for a human
     remote: str | None = None    # the remote's name
+    arrived: Arrived = field(default_factory=Arrived)  # besides entries: RULES.md, deletions, config
 
     def add(self, later: PullResult) -> PullResult:
         """This pull and a later one (a sync that pulled again), as one report."""
@@ -51,7 +53,7 @@ class PullResult:
         return PullResult(kind, later.commit or self.commit, self.value_conflicts + later.value_conflicts,
                           self.renamed + later.renamed, later.text_conflicts, self.entries + later.entries,
                           self.received + later.received, later.remote_head, later.waiting,
-                          later.remote or self.remote)
+                          later.remote or self.remote, self.arrived.add(later.arrived))
 
 
 def count_commits(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None) -> int:
@@ -118,8 +120,10 @@ def _changed_paths(repo: pygit2.Repository, old: pygit2.Tree, new: pygit2.Tree) 
 
 
 def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = False,
-              lock_wait: float | None = None) -> PullResult:
-    """Take in ``theirs`` (the fetched remote main): fast-forward, merge, or wait."""
+              lock_wait: float | None = None, accept_weaker: bool = False) -> PullResult:
+    """Take in ``theirs`` (the fetched remote main): fast-forward, merge, or wait.
+    A commit turning a protection off is refused first unless ``accept_weaker``
+    (``arrived.refuse_weaker``); what arrived besides entries is in ``arrived``."""
     if theirs is None:
         return PullResult("nothing to pull")
     with context_lock(ctx.root, lock_wait):
@@ -127,19 +131,25 @@ def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = 
         repo = existing_repo(ctx.root)
         if repo.head_is_unborn:
             received = count_commits(repo, theirs, None)
-            arrived = incoming.check(repo, theirs, None)  # before anything is written
-            fast_forward(ctx, repo, theirs, read=arrived.raw)
+            checked = incoming.check(repo, theirs, None)  # before anything is written
+            fast_forward(ctx, repo, theirs, read=checked.raw)
             return PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
-        head = repo.head.peel(pygit2.Commit).id
+        head_commit = repo.head.peel(pygit2.Commit)
+        head = head_commit.id
         if head == theirs or repo.descendant_of(head, theirs):
             return PullResult("up to date", str(head), remote_head=str(theirs))
         received = count_commits(repo, theirs, head)
-        arrived = incoming.check(repo, theirs, head)  # before anything is written, merge or fast-forward
+        checked = incoming.check(repo, theirs, head)  # before anything is written, merge or fast-forward
+        refuse_weaker(repo, theirs, head, label, accept_weaker)
         if repo.descendant_of(theirs, head):
-            fast_forward(ctx, repo, theirs, read=arrived.raw)
-            return PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
-        result = merge_into(ctx, theirs, label, auto)
-        result.received, result.remote_head = received, str(theirs)
+            fast_forward(ctx, repo, theirs, read=checked.raw)
+            result = PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
+        else:
+            result = merge_into(ctx, theirs, label, auto)
+            result.received, result.remote_head = received, str(theirs)
+        if result.kind in ("fast-forward", "merge"):
+            after = existing_repo(ctx.root).head.peel(pygit2.Commit).tree
+            result.arrived = what_arrived(repo, head_commit.tree, after, theirs, head)
         return result
 
 

@@ -38,6 +38,7 @@ from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import existing_repo
 from ctxgit.recorder import recorder_for
 from ctxgit.sync import causes, incoming, transport
+from ctxgit.sync.arrived import refuse_agent_accepting
 from ctxgit.sync.callbacks import Callbacks, bounded
 from ctxgit.sync.merging import (
     LOCAL_REF,
@@ -177,9 +178,14 @@ def _refuse_while_waiting(ctx: Context) -> None:
 
 
 def pull(ctx: Context, remote_name: str | None = None, *, auto: bool = False,
-         deadline: transport.Deadline | None = None, ready: bool = False) -> PullResult:
+         deadline: transport.Deadline | None = None, ready: bool = False,
+         accept_weaker: bool = False) -> PullResult:
     """Fetch and take in the remote's main. ``ready``: the caller (a sync) has made sure
-    the root and its repository are in order already."""
+    the root and its repository are in order already. ``accept_weaker``: the operator
+    takes a remote commit that turns a protection off (never auto-sync, never an agent)."""
+    if accept_weaker:
+        refuse_agent_accepting(ctx.author)
+    accept_weaker = accept_weaker and not auto
     repo = existing_repo(ctx.root) if ready else _repo(ctx)
     remote = pick_remote(repo, remote_name)
     _refuse_while_waiting(ctx)
@@ -187,7 +193,7 @@ def pull(ctx: Context, remote_name: str | None = None, *, auto: bool = False,
     refuse_untrusted(ctx.root, repo, theirs, f"{name_of(remote)}/{BRANCH}")  # require-signed: before any merge
     progress.step(f"merging {name_of(remote)}/{BRANCH}")
     result = integrate(ctx, f"{name_of(remote)}/{BRANCH}", theirs, auto,
-                       deadline.left() if deadline is not None else None)
+                       deadline.left() if deadline is not None else None, accept_weaker)
     result.remote = name_of(remote)
     return result
 
@@ -297,10 +303,12 @@ def _libgit2_push(root: Path, remote: pygit2.Remote, behind: transport.Behind,
 
 
 def sync(ctx: Context, remote_name: str | None = None, timeout: float | None = None, *,
-         auto: bool = False) -> tuple[PullResult, PushResult | None]:
+         auto: bool = False, accept_weaker: bool = False) -> tuple[PullResult, PushResult | None]:
     """Pull, then push; a push that lost a race is tried again (fetch, merge, push) with a
     jittered pause until ``timeout`` seconds have passed (default 60; given, it bounds each
     git process too). A text conflict waits for a human (``auto``: is left alone): no push."""
+    if accept_weaker:
+        refuse_agent_accepting(ctx.author)  # before anything is fetched
     limit = SYNC_TIMEOUT if timeout is None else timeout
     deadline = transport.Deadline(limit, "ctx sync --timeout" if not auto else "sync-timeout")
     bounded = deadline if timeout is not None else None
@@ -311,7 +319,7 @@ def sync(ctx: Context, remote_name: str | None = None, timeout: float | None = N
     _repo(ctx, pulling=True)
     while True:
         attempts += 1
-        pulled = pull(ctx, remote_name, auto=auto, deadline=bounded, ready=True)
+        pulled = pull(ctx, remote_name, auto=auto, deadline=bounded, ready=True, accept_weaker=accept_weaker)
         report = pulled if report is None else report.add(pulled)
         if pulled.kind == "conflict":
             return report, None

@@ -62,10 +62,11 @@ def _report(run: Run, result, as_json: bool, pushed=None) -> int:
                "received": result.received, "value_conflicts": result.value_conflicts,
                "renamed": [list(r) for r in result.renamed], "text_conflicts": result.text_conflicts,
                "waiting": result.waiting, "pushed": pushed.remote if pushed else None,
-               "sent": pushed.sent if pushed else None}
+               "sent": pushed.sent if pushed else None, **result.arrived.as_json()}
     lines = None
     if result.kind != "conflict":
         lines = [_pull_line(result)]
+        lines += [f"  {line}" for line in result.arrived.lines()]  # besides entries: never silent
         for key in result.value_conflicts:
             lines.append(f"  both sides changed {key}: the later timestamp won; the other value is in `ctx history`")
         for old, new in result.renamed:
@@ -102,10 +103,11 @@ def _pull_summary(result) -> tuple[bool, str]:
     return True, _pull_line(result)
 
 
-def pull(run: Run, remote_name: str | None, as_json: bool) -> int:
+def pull(run: Run, remote_name: str | None, accept_weaker: bool, as_json: bool) -> int:
     from ctxgit.sync.remote import pull as do_pull
     context = run.context()
-    result = _recorded(context, lambda: do_pull(context, remote_name), _pull_summary)
+    result = _recorded(context, lambda: do_pull(context, remote_name, accept_weaker=accept_weaker),
+                       _pull_summary)
     status = _report(run, result, as_json)
     run.warn(context)
     return status
@@ -135,7 +137,7 @@ def _seconds(text: str | None) -> float | None:
 
 
 def sync(run: Run, remote_name: str | None, timeout: str | None, continue_: bool, abort: bool,
-         as_json: bool) -> int:
+         accept_weaker: bool, as_json: bool) -> int:
     from ctxgit.sync.remote import abort_merge, continue_merge
     from ctxgit.sync.remote import sync as do_sync
     if continue_ and abort:
@@ -160,7 +162,8 @@ def sync(run: Run, remote_name: str | None, timeout: str | None, continue_: bool
         if result.kind == "conflict":
             return _pull_summary(result)
         return True, _pull_line(result) + "; " + _push_line(pushed)
-    result, pushed = _recorded(context, lambda: do_sync(context, remote_name, seconds), summary)
+    result, pushed = _recorded(context, lambda: do_sync(context, remote_name, seconds,
+                                                        accept_weaker=accept_weaker), summary)
     status = _report(run, result, as_json, pushed)
     run.warn(context)
     return status
