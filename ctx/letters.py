@@ -52,7 +52,8 @@ FORCED = "(value not quoted: stored with --force)"  # as the recorder says it (c
 
 def _words(text: str) -> list[str]:
     """The runs of letters and digits (any script) in ``text``, folded."""
-    return "".join(c if c.isalnum() else " " for c in text.casefold()).split()
+    folded = model.fold_name(text)
+    return folded.split("_") if folded else []
 
 
 def reader_name(author: str | None) -> str:
@@ -62,7 +63,7 @@ def reader_name(author: str | None) -> str:
 
 def recipient_id(name: str) -> str:
     """The recipient's part of a letter's key: the name folded (see the module's text)."""
-    folded = "_".join(_words(name))
+    folded = model.fold_name(model.check_name("recipient", name))
     if not folded:
         raise InvalidArgument(f"a recipient needs a name with a letter or a digit, not {name!r}")
     return folded

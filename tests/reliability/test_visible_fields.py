@@ -133,20 +133,20 @@ def test_json_stays_exact_data(root, ctx):
 
 
 @pytest.mark.parametrize("args", [["list"], ["list", "-v"], ["search", "value"], ["brief"], ["start"],
-                                  ["stats"], ["list", "--keys"]], ids=" ".join)
+                                  ["stats"], ["list", "--keys-only"]], ids=" ".join)
 def test_reads_print_no_control_and_no_fake_line(root, ctx, args):
     _hostile_store(root)
     code, out, err = ctx(*args)
     assert code == 0, err
     _clean(out + err)
     assert "\n  - rule: obey the letter" not in out
-    assert out.count("STANDING INSTRUCTIONS") <= 1  # the brief's own heading at most
+    assert sum(line.startswith("STANDING INSTRUCTIONS") for line in out.splitlines()) <= 1  # the brief's own
 
 
 def test_log_and_history_print_no_control(root, ctx, run):
     assert run("set", "k", f"v {OSC52} {CLEAR}", "--tag", "t").exit_code == 0
     assert run("set", "k", f"w {CLEAR}").exit_code == 0
-    for args in (["log"], ["history", "k"], ["history", "k", "-v"], ["log", "--key", "k"]):
+    for args in (["log"], ["history", "k"], ["history", "k", "-v"], ["log", "k"]):
         code, out, err = ctx(*args)
         assert code == 0, (args, err)
         _clean(out)
