@@ -53,9 +53,13 @@ def visible(text: str, lines: bool = False) -> str:
     """``text`` as one line of visible text: every control character (C0, DEL, C1), Unicode
     format character (bidi controls, zero-width ones), surrogate and line or paragraph
     separator shown as its escape (``\\n``, ``\\x1b``, ``\\u202e``). With ``lines`` (a value
-    shown whole), its line breaks and tabs are kept, and nothing else."""
+    or a file shown whole), its line breaks (LF, CRLF) and tabs are kept, and nothing else."""
     if text.isprintable():  # (almost every field: no character to look at one by one)
         return text
+    if lines and text.replace("\n", "").replace("\t", "").isprintable():  # (a file, a value: the same)
+        return text
+    if lines and "\r\n" in text:  # a file's CRLF line ends are line breaks too; a lone CR is not
+        return "\r\n".join(visible(part, lines) for part in text.split("\r\n"))
     return "".join(_escape(ch) if _hidden(ch, lines) else ch for ch in text)
 
 

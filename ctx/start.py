@@ -37,7 +37,13 @@ OVERSIZED = 1000
 
 
 def _verbatim(text: str) -> str:
-    """A file's text as it is, ending with one newline (none is added when it has one)."""
+    """A file's text as it is, ending with one newline (none is added when it has one), but
+    for a control character (ESC, BEL, a lone CR, a bidi control), shown as its escape
+    (``display.visible``): RULES.md and a summary may have come from a remote, and §5.1's
+    "verbatim" is for the text a person wrote, which holds none (its lines and tabs are kept).
+    Held by tests/reliability/test_visible_fields.py."""
+    from ctx.display import visible
+    text = visible(text, lines=True)
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -58,13 +64,14 @@ def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
         return [Section("summary", "\n=== SESSION SUMMARY ===\n",
                         ["(no session summary yet: end this session with one in sessions/, see RULES.md)\n"],
                         "ctx summary show", always=True)]
-    head = f"\n=== SESSION SUMMARY ({summary.relpath}) ===\n"
+    from ctx.display import name
+    head = f"\n=== SESSION SUMMARY ({name(summary.relpath)}) ===\n"
     text = _verbatim(summary.read())
     opened = open_section(text) if budgeted else None
     if not opened or opened == text:
         return [Section("summary", head, [text], "ctx summary show")]
     rest = text.replace(opened, "", 1)
-    return [Section("summary", head, [_verbatim(opened), f"\n(the rest of {summary.relpath}:)\n" + rest],
+    return [Section("summary", head, [_verbatim(opened), f"\n(the rest of {name(summary.relpath)}:)\n" + rest],
                     "ctx summary show")]
 
 

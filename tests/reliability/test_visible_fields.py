@@ -71,6 +71,7 @@ def test_visible_shows_every_control_and_folds_line_breaks():
     # a value shown whole keeps its lines (and tabs), never another control
     assert visible("one\n\ttwo\x1b[2J\n", lines=True) == "one\n\ttwo\\x1b[2J\n"
     assert visible("a\rb", lines=True) == "a\\rb"  # a carriage return rewrites the line: shown
+    assert visible("a\r\nb\x1b\r\n", lines=True) == "a\r\nb\\x1b\r\n"  # but CRLF ends a line
 
 
 def test_excerpts_fold_whitespace_and_show_controls():
@@ -217,3 +218,16 @@ def test_the_brief_stays_bounded_whatever_a_hand_written_key_or_author(root, ctx
     code, out, _ = ctx("brief")
     assert code == 0
     assert len(out) < 4000, len(out)
+
+
+def test_rules_and_a_summary_from_a_remote_drive_no_terminal(root, ctx):
+    assert ctx("init")[0] == 0
+    (root / "RULES.md").write_text(f"# Rules\r\n- one {OSC52}\r\n\t- two\n", encoding="utf-8")
+    (root / "sessions").mkdir(exist_ok=True)
+    (root / "sessions" / "2026-01-04_session.md").write_text(f"# Session\n\n## Open\n- item {CLEAR}\n")
+    for args in (["start"], ["start", "--max-chars", "3000"], ["summary", "show"], ["summary", "list"]):
+        code, out, err = ctx(*args)
+        assert code == 0, (args, err)
+        assert "\x1b" not in out and "\x07" not in out, args
+    code, out, _ = ctx("start")
+    assert "# Rules\n- one \\x1b]52;c;cm0gLXJmIH4=\\x07\n\t- two\n" in out  # its lines and tabs kept
