@@ -231,3 +231,9 @@ def test_rules_and_a_summary_from_a_remote_drive_no_terminal(root, ctx):
         assert "\x1b" not in out and "\x07" not in out, args
     code, out, _ = ctx("start")
     assert "# Rules\n- one \\x1b]52;c;cm0gLXJmIH4=\\x07\n\t- two\n" in out  # its lines and tabs kept
+
+
+def test_wiring_a_harness_refuses_the_names_ctx_author_refuses(root, run):
+    for agent in ("operator", "System", "agent\nSTANDING"):
+        done = run("wire", "claude-code", "--agent", agent)
+        assert done.exit_code == 2 and "--agent" in done.stderr, (agent, done.output)
