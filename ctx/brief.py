@@ -217,13 +217,13 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     warnings: list[str] = []
     usable: list[str] = []
     counts: dict[str, int] = {}
-    for name in model.STORES:  # a store that cannot be read is named, and left out
+    for store in model.STORES:  # a store that cannot be read is named, and left out
         try:
-            counts.update(ctx.counts([name]))
-            usable.append(name)
+            counts.update(ctx.counts([store]))
+            usable.append(store)
         except StoreError as exc:
             warnings.append(str(exc))
-            counts[name] = 0
+            counts[store] = 0
     brief = Brief(time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds)), counts, days)
     brief.warnings = warnings
     brief.since = since

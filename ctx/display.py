@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 from ctx import model
 from ctx.model import Entry
 
-
 # --- visible text ----------------------------------------------------------------------------
 # Whatever ctx prints may have come from another agent, a store file edited by hand or a remote.
 # A field is printed as one line of visible text: a line break in a name would print a whole

@@ -41,11 +41,11 @@ def import_(run: Run, file: str, store: str | None, dry_run: bool, force: bool, 
     if as_json:
         run.json(plan.as_json(dry_run))
         return
-    from ctx.display import name
+    from ctx.display import name as shown
     for mark, rows in (("+", plan.added), ("~", plan.changed)):
         for s, k in rows:
             conflict = "  (both changed the value; the later one kept)" if (s, k) in plan.conflicts else ""
-            run.out(f"{mark} {s}/{name(k)}{conflict}")
+            run.out(f"{mark} {s}/{shown(k)}{conflict}")
     verb = "would import" if dry_run else "imported"
     run.out(f"{verb}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.kept)} kept"
             + (" (dry run: nothing written)" if dry_run else ""))
