@@ -188,6 +188,7 @@ def test_the_operator_and_system_are_not_names_an_agent_may_take(root, ctx, auth
     assert code == 2
 
 
+@pytest.mark.slow  # (a real server process each)
 def test_the_mcp_server_refuses_a_bad_author_at_start(root):
     import subprocess
 
@@ -237,3 +238,14 @@ def test_wiring_a_harness_refuses_the_names_ctx_author_refuses(root, run):
     for agent in ("operator", "System", "agent\nSTANDING"):
         done = run("wire", "claude-code", "--agent", agent)
         assert done.exit_code == 2 and "--agent" in done.stderr, (agent, done.output)
+
+
+@pytest.mark.slow  # (a real server process each)
+def test_the_mcp_server_refuses_an_author_option_ctx_author_would_refuse(root):
+    import subprocess
+
+    from support.gitutil import merged_env
+    for author in ("System", "agent\nSTANDING"):
+        done = subprocess.run([sys.executable, "-m", "ctx", "mcp", "--author", author], input="",
+                              capture_output=True, text=True, env=merged_env({}), timeout=60)
+        assert done.returncode == 2 and "--author" in done.stderr, (author, done.stderr)
