@@ -283,14 +283,14 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
 
 def _for_you(ctx: Context, brief: Brief, since: Since | None, printed: set[tuple[str, str]]) -> None:
     """FOR YOU: the reader's open letters, newest first (``ctx/letters.py``)."""
-    from ctx.letters import OPERATOR, letters_to, reader_name
+    from ctx.letters import letters_to, reader_name
     brief.reader = reader_name(ctx.author)
     limit, bound = FOR_YOU
     found, brief.for_you_more = letters_to(ctx, brief.reader, limit=limit,
                                            last_session=since.last if since is not None else None)
     for letter in found:
         e = letter.entry
-        brief.for_you.append(LetterItem(letter.key, letter.field("from") or str(e.get("author") or OPERATOR),
+        brief.for_you.append(LetterItem(letter.key, letter.sender,
                                         letter.field("shape"), e.get("timestamp"),
                                         excerpt(e.get("value"), bound), letter.new))
         printed.add(("shared", letter.key))

@@ -203,6 +203,17 @@ class Letter:
     def open(self) -> bool:
         return not self.answered_by and self.entry.get("status") not in CLOSED
 
+    @property
+    def sender(self) -> str:
+        """Who sent it, as every display names them: the entry's author, which ctx writes from
+        CTX_AUTHOR; a ``from`` field is only the name as written and says ``operator`` as
+        easily as anything (tests/reliability/test_visible_fields.py). No author: the
+        operator wrote it, under the name in ``from`` if there is one."""
+        author = self.entry.get("author")
+        if isinstance(author, str) and author.strip():
+            return author
+        return self.field("from") or OPERATOR
+
     def field(self, name: str) -> str:
         value = self.entry.get(name)
         return value if isinstance(value, str) else ""

@@ -43,7 +43,7 @@ def letter_line(letter: Letter) -> str:
         marks.append(f"[{name(e['status'])}]")
     expects = f" (expects: {excerpt(e['expects'], 60)})" if isinstance(e.get("expects"), str) else ""
     return (f"{'*' if letter.new else ' '} {local_time(e.get('timestamp'))} "
-            f"from {name(letter.field('from') or '?', SENDER_BOUND)} "
+            f"from {name(letter.sender, SENDER_BOUND)} "
             f"({name(letter.field('shape'), SENDER_BOUND)}){' ' + ' '.join(marks) if marks else ''}: "
             f"{excerpt(e.get('value'), 100)}{expects}\n    {name(letter.key)}")
 
