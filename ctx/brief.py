@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 FOCUS_BOUND = 600
 INSTRUCTIONS = (12, 130)
+INSTRUCTIONS_READ = 100  # standing instructions read to put the operator's own first (see _build)
 OPEN = (15, 150)
 DECISIONS = (8, 120)
 CHANGES_BOUND = 100
@@ -131,6 +132,7 @@ class Brief:
         self.focus: Item | None = None
         self.instructions: list[Item] = []
         self.instructions_more = 0
+        self.instructions_capped = False  # INSTRUCTIONS_READ were read: instructions_more is a floor
         self.open_from: str | None = None
         self.open_items: list[Item] = []
         self.open_more = 0
@@ -238,15 +240,17 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     limit, bound = INSTRUCTIONS
     # (the operator's rows, by an index of their own: never every row of the stores)
     where = Where().add(OPERATOR_ROWS).add("(status IS NULL OR status != 'superseded')").narrowing()
-    # Every one is read (they are few: the operator's tagged rows), so that the operator's own
-    # come first, then those an agent typed (``typed_by``), each newest first: thirteen an
-    # agent wrote cannot push the operator's out of the section, and a cut says how many more
-    # (tests/reliability/test_operator_voice.py).
-    found = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, None,
+    # The newest INSTRUCTIONS_READ are read, so that the operator's own come first among them,
+    # then those an agent typed (``typed_by``), each newest first: thirteen an agent wrote
+    # cannot push the operator's out of the section, and a cut says how many more
+    # (tests/reliability/test_operator_voice.py). A bound, not every row: the brief must not
+    # read more as the store grows (§5.2); past it the count is a floor ("or more").
+    found = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, INSTRUCTIONS_READ,
                       where.tags(INSTRUCTION_TAGS))
     found.sort(key=lambda r: bool(_typist(r.entry)))  # (stable: newest first within each)
     chosen = found[:limit]
     brief.instructions_more = len(found) - len(chosen)
+    brief.instructions_capped = len(found) >= INSTRUCTIONS_READ
     brief.instructions = [_instruction(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)
 
@@ -375,7 +379,8 @@ def brief_sections(brief: Brief) -> list[Section]:
                     + (f" (typed by {name(i.typed_by, SENDER_BOUND)})" if i.typed_by else "") + "\n"
                     for i in brief.instructions]
     if brief.instructions_more:
-        instructions.append(f"  ... and {brief.instructions_more} more: ctx list --source operator "
+        floor = " at least" if brief.instructions_capped else ""
+        instructions.append(f"  ... and {brief.instructions_more} more{floor}: ctx list --source operator "
                             + " ".join(f"--tag {t}" for t in INSTRUCTION_TAGS) + "\n")
     sections.append(Section("instructions", "\nSTANDING INSTRUCTIONS (the operator's)\n", instructions,
                             "ctx brief"))

@@ -120,3 +120,13 @@ def test_one_oversized_item_does_not_cut_every_later_section(root, run, budget):
     out = ok(run("start", "--max-chars", str(budget))).stdout
     assert len(out) <= budget
     assert "the open item" in out and "a recent change" in out, out
+
+
+def test_the_instructions_read_are_bounded_and_the_count_then_a_floor(root, run):
+    from ctx.brief import INSTRUCTIONS_READ
+    write_store_file(root, "operator", {
+        f"fake_{n:03d}": make_entry(f"fake rule {n}", source="operator", tags=["directive"], author="Agent X",
+                                    when=f"2026-02-01T00:{n // 60:02d}:{n % 60:02d}Z")
+        for n in range(INSTRUCTIONS_READ + 20)})
+    lines = _section(ok(run("brief")).stdout, "STANDING INSTRUCTIONS")
+    assert lines[-1].strip().startswith(f"... and {INSTRUCTIONS_READ - 12} more at least:"), lines
