@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 
 from ctx import model
+from ctx.display import name as shown
 from ctx.errors import Conflict, InvalidArgument
 
 TYPE_CHECKING = False
@@ -33,12 +34,6 @@ TIME_FIELDS: tuple[str, ...] = ("timestamp", "created", "status_timestamp")
 AHEAD_SECONDS = 86400  # a clock this far fast is a mistake to mend, not an entry to take
 
 
-def shown(text: str) -> str:
-    """``text`` as one line of visible characters in a message: as it is when it holds
-    no control character, else Python's escaped form (``'k\\n'``)."""
-    return text if not any(model._is_control(ch) for ch in text) else repr(text)
-
-
 def problem(key: str, entry: object, latest: float) -> str | None:
     """What is wrong with one arriving entry (``latest``: the last acceptable time, in
     epoch seconds), or None."""
@@ -50,11 +45,11 @@ def problem(key: str, entry: object, latest: float) -> str | None:
         return "is not an entry (a JSON object)"
     for name in ONE_LINE_FIELDS:
         value = entry.get(name)
-        if isinstance(value, str) and any(model._is_control(ch) for ch in value):
+        if isinstance(value, str) and model.has_control(value):
             return f"its {name} {shown(value)} holds a control character"
     tags = entry.get("tags")
     for tag in tags if isinstance(tags, list) else ():
-        if isinstance(tag, str) and any(model._is_control(ch) for ch in tag):
+        if isinstance(tag, str) and model.has_control(tag):
             return f"its tag {shown(tag)} holds a control character"
     for name in TIME_FIELDS:
         value = entry.get(name)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ctx import model
-from ctx.display import excerpt, local_time
+from ctx.display import excerpt, local_time, name, visible
 from ctx.errors import StoreError
 from ctx.model import FOCUS_KEY, Entry
 from ctx.results import Result
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 FOCUS_BOUND = 600
 INSTRUCTIONS = (12, 130)
+# standing instructions read to put the operator's own first (see _build): four sections' worth;
+# each row read costs a brief about 0.02 ms (bench/compare.py: 100 cost 5% of it at 1,000 entries)
+INSTRUCTIONS_READ = 4 * INSTRUCTIONS[0]
 OPEN = (15, 150)
 DECISIONS = (8, 120)
 CHANGES_BOUND = 100
@@ -42,6 +45,7 @@ INSTRUCTION_TAGS = ("directive", "preference", "constraint")
 SINCE = 10  # items of SINCE YOUR LAST SESSION, then a count
 FOR_YOU = (10, 80)  # open letters to the reader, then a count; first words of each
 DUE = (10, 100)
+SENDER_BOUND = 60  # a letter's sender and shape, an author: a name, excerpted (§5.2: the brief stays bounded)
 
 
 class SinceChange:
@@ -83,11 +87,12 @@ class Section:
 class Item:
     """One line of a section: an entry's excerpt, or an open item."""
 
-    __slots__ = ("text", "key", "store", "status", "timestamp")
+    __slots__ = ("text", "key", "store", "status", "timestamp", "typed_by")
 
     def __init__(self, text: str, key: str | None = None, store: str | None = None,
-                 status: str = "", timestamp: str | None = None) -> None:
+                 status: str = "", timestamp: str | None = None, typed_by: str | None = None) -> None:
         self.text, self.key, self.store, self.status, self.timestamp = text, key, store, status, timestamp
+        self.typed_by = typed_by  # a standing instruction an agent typed: the agent (its entry's author)
 
     def as_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__ if getattr(self, name) not in (None, "")}
@@ -129,6 +134,8 @@ class Brief:
         self.generated, self.counts, self.days = generated, counts, days
         self.focus: Item | None = None
         self.instructions: list[Item] = []
+        self.instructions_more = 0
+        self.instructions_capped = False  # INSTRUCTIONS_READ were read: instructions_more is a floor
         self.open_from: str | None = None
         self.open_items: list[Item] = []
         self.open_more = 0
@@ -154,6 +161,7 @@ class Brief:
             "counts": self.counts,
             "focus": self.focus.as_json() if self.focus else None,
             "instructions": items(self.instructions),
+            "instructions_more": self.instructions_more,
             "for_you": {"reader": self.reader, "items": [i.as_json() for i in self.for_you],
                         "more": self.for_you_more},
             "due": {"items": [i.as_json() for i in self.due], "more": self.due_more},
@@ -169,6 +177,19 @@ class Brief:
 def _item(result: Result, bound: int) -> Item:
     return Item(excerpt(result.entry.get("value"), bound), result.key, result.store,
                 model.status_label(result.entry), result.entry.get("timestamp"))
+
+
+def _typist(entry: Entry) -> str | None:
+    """Who typed a standing instruction when it was not the operator: the entry's author
+    (§3.4: an agent recording the operator's words writes source operator and its name)."""
+    author = entry.get("author")
+    return author if isinstance(author, str) and author.strip() else (str(author) if author else None)
+
+
+def _instruction(result: Result, bound: int) -> Item:
+    item = _item(result, bound)
+    item.typed_by = _typist(result.entry)
+    return item
 
 
 def _tags(entry: Entry) -> list:
@@ -201,13 +222,13 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     warnings: list[str] = []
     usable: list[str] = []
     counts: dict[str, int] = {}
-    for name in model.STORES:  # a store that cannot be read is named, and left out
+    for store in model.STORES:  # a store that cannot be read is named, and left out
         try:
-            counts.update(ctx.counts([name]))
-            usable.append(name)
+            counts.update(ctx.counts([store]))
+            usable.append(store)
         except StoreError as exc:
             warnings.append(str(exc))
-            counts[name] = 0
+            counts[store] = 0
     brief = Brief(time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds)), counts, days)
     brief.warnings = warnings
     brief.since = since
@@ -222,9 +243,18 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
     limit, bound = INSTRUCTIONS
     # (the operator's rows, by an index of their own: never every row of the stores)
     where = Where().add(OPERATOR_ROWS).add("(status IS NULL OR status != 'superseded')").narrowing()
-    chosen = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, limit,
-                       where.tags(INSTRUCTION_TAGS))
-    brief.instructions = [_item(r, bound) for r in chosen]
+    # The newest INSTRUCTIONS_READ are read, so that the operator's own come first among them,
+    # then those an agent typed (``typed_by``), each newest first: thirteen an agent wrote
+    # cannot push the operator's out of the section, and a cut says how many more
+    # (tests/reliability/test_operator_voice.py). A bound, not every row: the brief must not
+    # read more as the store grows (§5.2); past it the count is a floor ("or more").
+    found = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, INSTRUCTIONS_READ,
+                      where.tags(INSTRUCTION_TAGS))
+    found.sort(key=lambda r: bool(_typist(r.entry)))  # (stable: newest first within each)
+    chosen = found[:limit]
+    brief.instructions_more = len(found) - len(chosen)
+    brief.instructions_capped = len(found) >= INSTRUCTIONS_READ
+    brief.instructions = [_instruction(r, bound) for r in chosen]
     printed.update((r.store, r.key) for r in chosen)
 
     if "shared" in usable:
@@ -260,14 +290,14 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
 
 def _for_you(ctx: Context, brief: Brief, since: Since | None, printed: set[tuple[str, str]]) -> None:
     """FOR YOU: the reader's open letters, newest first (``ctx/letters.py``)."""
-    from ctx.letters import OPERATOR, letters_to, reader_name
+    from ctx.letters import letters_to, reader_name
     brief.reader = reader_name(ctx.author)
     limit, bound = FOR_YOU
     found, brief.for_you_more = letters_to(ctx, brief.reader, limit=limit,
                                            last_session=since.last if since is not None else None)
     for letter in found:
         e = letter.entry
-        brief.for_you.append(LetterItem(letter.key, letter.field("from") or str(e.get("author") or OPERATOR),
+        brief.for_you.append(LetterItem(letter.key, letter.sender,
                                         letter.field("shape"), e.get("timestamp"),
                                         excerpt(e.get("value"), bound), letter.new))
         printed.add(("shared", letter.key))
@@ -289,19 +319,19 @@ def _due(ctx: Context, brief: Brief, usable: list[str], today: str, printed: set
 
 
 def _label(item: Item) -> str:
-    parts = [item.key or ""]
+    parts = [name(item.key or "")]
     if item.store and item.store != "shared":
-        parts.append(f"[{item.store}]")
+        parts.append(f"[{name(item.store)}]")
     if item.status:
-        parts.append(f"[{item.status}]")
+        parts.append(f"[{name(item.status)}]")
     return " ".join(parts)
 
 
 def _since_lines(since: Since) -> list[str]:
     if since.last is None and not since.changes:
         return [f"  (your first session here, {since.author}: nothing of yours in this context's history yet)\n"]
-    lines = [f"  - {local_time(c.timestamp)} {c.key}{_since_where(c.store)}: {c.kind} by {c.author}\n"
-             for c in since.changes]
+    lines = [f"  - {local_time(c.timestamp)} {name(c.key)}{_since_where(c.store)}: {c.kind} by "
+             f"{name(c.author, SENDER_BOUND)}\n" for c in since.changes]
     if since.last is None:
         lines.insert(0, f"  (your first session here, {since.author}: every change by others is news)\n")
     elif not since.changes:
@@ -317,8 +347,8 @@ def _since_where(store: str | None) -> str:
 
 
 def _for_you_lines(brief: Brief) -> list[str]:
-    lines = [f"  - {'[new] ' if i.new else ''}{local_time(i.timestamp)} from {i.sender} ({i.shape}): "
-             f"{i.text} [{i.key}]\n" for i in brief.for_you]
+    lines = [f"  - {'[new] ' if i.new else ''}{local_time(i.timestamp)} from {name(i.sender, SENDER_BOUND)} "
+             f"({name(i.shape, SENDER_BOUND)}): {i.text} [{name(i.key)}]\n" for i in brief.for_you]
     if brief.for_you_more:
         lines.append(f"  {brief.for_you_more} more: ctx inbox\n")
     return lines
@@ -331,7 +361,7 @@ def _due_lines(brief: Brief) -> list[str]:
                                              "must not forget" if i.must_not_forget else "",
                                              ("stale: needs you" if brief.reader == "operator" else "stale")
                                              if i.stale else "") if m)
-        lines.append(f"  - {i.due} ({i.when}) {i.key}{marks}: {i.text}\n")
+        lines.append(f"  - {i.due} ({i.when}) {name(i.key)}{marks}: {i.text}\n")
     if brief.due_more:
         lines.append(f"  ... and {brief.due_more} more due\n")
     return lines
@@ -345,7 +375,7 @@ def brief_sections(brief: Brief) -> list[Section]:
               "full text: ctx get <key> --store <store> -v)\n"]
     if brief.sync:
         header.append(f"  sync: {brief.sync}\n")
-    header += [f"  ! {warning}\n" for warning in brief.warnings]
+    header += [f"  ! {visible(warning)}\n" for warning in brief.warnings]
     if not any(brief.counts.values()):
         header.append("  (no entries yet: record one with `ctx set <key> <value>`)\n")
     sections = [Section("header", "", ["".join(header)], "ctx brief", always=True)]
@@ -353,10 +383,17 @@ def brief_sections(brief: Brief) -> list[Section]:
         status = f" [{brief.focus.status}]" if brief.focus.status else ""
         sections.append(Section("focus", f"\nCURRENT FOCUS{status}\n", [f"  {brief.focus.text}\n"],
                                 "ctx brief"))
-    sections.append(Section("instructions", "\nSTANDING INSTRUCTIONS (the operator's)\n",
-                            [f"  - {_label(i)}: {i.text}\n" for i in brief.instructions], "ctx brief"))
+    instructions = [f"  - {_label(i)}: {i.text}"
+                    + (f" (typed by {name(i.typed_by, SENDER_BOUND)})" if i.typed_by else "") + "\n"
+                    for i in brief.instructions]
+    if brief.instructions_more:
+        floor = " at least" if brief.instructions_capped else ""
+        instructions.append(f"  ... and {brief.instructions_more} more{floor}: ctx list --source operator "
+                            + " ".join(f"--tag {t}" for t in INSTRUCTION_TAGS) + "\n")
+    sections.append(Section("instructions", "\nSTANDING INSTRUCTIONS (the operator's)\n", instructions,
+                            "ctx brief"))
     if brief.for_you:
-        sections.append(Section("for_you", f"\nFOR YOU (open letters to {brief.reader}; "
+        sections.append(Section("for_you", f"\nFOR YOU (open letters to {name(brief.reader, SENDER_BOUND)}; "
                                 "answer: ctx send NAME TEXT --re KEY)\n", _for_you_lines(brief), "ctx inbox"))
     if brief.due:
         sections.append(Section("due", "\nDUE (overdue or within 7 days; done: ctx review KEY)\n",
@@ -367,8 +404,8 @@ def brief_sections(brief: Brief) -> list[Section]:
                                 "ctx brief"))
     open_items = [f"  - {i.text}\n" for i in brief.open_items]
     if brief.open_more:
-        open_items.append(f"  ... and {brief.open_more} more in {brief.open_from}\n")
-    sections.append(Section("open", f"\nOPEN (from {brief.open_from})\n", open_items, "ctx summary show"))
+        open_items.append(f"  ... and {brief.open_more} more in {name(brief.open_from)}\n")
+    sections.append(Section("open", f"\nOPEN (from {name(brief.open_from)})\n", open_items, "ctx summary show"))
     sections.append(Section("decisions", f"\nDECISIONS (last {brief.days} days)\n",
                             [f"  - {local_time(i.timestamp, False)} {_label(i)}: {i.text}\n"
                              for i in brief.decisions], "ctx brief"))

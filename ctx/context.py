@@ -57,7 +57,7 @@ class Context:
         self.where: str = settings.home() if root is None else os.fspath(root)
         self._root: Path | None = None
         self.state: StrPath | None = state_of(self.where) if state_of is not None else None
-        self.author = settings.author() if author is None else (author.strip() or None)
+        self.author = settings.author() if author is None else model.validate_author(author)
         self._recorder_factory = recorder_factory  # None: a NullRecorder, made at the first write
         self._recorder: Recorder | None = None
         if settings.flag("CTX_NO_CACHE"):

@@ -1,5 +1,6 @@
-"""How entries and values are shown: excerpts (§5.2), local times, and the displays
-of entries that name store, key and status (§3.6, §4.6). Light to import."""
+"""How entries and values are shown: every field as visible text (``visible``, ``name``),
+excerpts (§5.2), local times, and the displays of entries that name store, key and status
+(§3.6, §4.6). Light to import."""
 
 from __future__ import annotations
 
@@ -12,9 +13,65 @@ if TYPE_CHECKING:
 from ctx import model
 from ctx.model import Entry
 
+# --- visible text ----------------------------------------------------------------------------
+# Whatever ctx prints may have come from another agent, a store file edited by hand or a remote.
+# A field is printed as one line of visible text: a line break in a name would print a whole
+# section of the brief that is not there ("STANDING INSTRUCTIONS (the operator's)"), an ESC or a
+# BEL drives the terminal (CSI cursor moves, OSC 52 clipboard writes), a bidi control (U+202E)
+# shows a name other than it is. Such a character is shown as its escape, ``\x1b``, ``\u202e``
+# (Python's and ``ls -b``'s spelling), not as ``ls``'s ``?``: the escape is ASCII, says which
+# character it was (the operator can look for it), and two names that differ only there stay
+# different on the screen. A backslash is left as it is: values hold paths and expressions, and
+# no escape a value spells out can act on a terminal.
+# Held by tests/reliability/test_visible_fields.py.
+
+_SHOWN_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format (bidi, zero-width), surrogates, line breaks
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+NAME_BOUND = 200  # a name shown whole (a key of model.KEY_BOUND is); past it, cut and " ..."
+
+
+def _escape(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _hidden(ch: str, lines: bool) -> bool:
+    if lines and ch in "\n\t":
+        return False
+    if ch.isascii():
+        return not ch.isprintable()
+    if ch.isprintable():
+        return False
+    import unicodedata  # only for text that holds a non-ASCII character str.isprintable refuses
+    return unicodedata.category(ch) in _SHOWN_CATEGORIES
+
+
+def visible(text: str, lines: bool = False) -> str:
+    """``text`` as one line of visible text: every control character (C0, DEL, C1), Unicode
+    format character (bidi controls, zero-width ones), surrogate and line or paragraph
+    separator shown as its escape (``\\n``, ``\\x1b``, ``\\u202e``). With ``lines`` (a value
+    or a file shown whole), its line breaks (LF, CRLF) and tabs are kept, and nothing else."""
+    if text.isprintable():  # (almost every field: no character to look at one by one)
+        return text
+    if lines and text.replace("\n", "").replace("\t", "").isprintable():  # (a file, a value: the same)
+        return text
+    if lines and "\r\n" in text:  # a file's CRLF line ends are line breaks too; a lone CR is not
+        return "\r\n".join(visible(part, lines) for part in text.split("\r\n"))
+    return "".join(_escape(ch) if _hidden(ch, lines) else ch for ch in text)
+
+
+def name(text: Any, bound: int = NAME_BOUND) -> str:
+    """A name (key, author, tag, status, shape, sender, store, file) for one line: visible,
+    cut at ``bound`` characters with `` ...`` so no name makes a display grow without end."""
+    shown = visible(text if isinstance(text, str) else str(text))
+    return shown if len(shown) <= bound else shown[:bound] + " ..."
+
 
 def excerpt(value: Any, bound: int) -> str:
-    """§5.2's excerpt: notes stripped, whitespace collapsed, cut at a word boundary.
+    """§5.2's excerpt: notes stripped, whitespace collapsed, controls shown (``visible``,
+    each escape counting against the bound), cut at a word boundary.
 
     A word that ends exactly at the bound is kept; a first word longer than
     the bound is cut at it; `` ...`` is appended when anything was cut.
@@ -28,6 +85,7 @@ def excerpt(value: Any, bound: int) -> str:
     text = " ".join(head.split())
     if len(text) <= bound and len(head) < len(whole):
         text = " ".join(whole.split())
+    text = visible(text)
     if len(text) <= bound:
         return text
     if text[bound] == " ":
@@ -60,48 +118,51 @@ _ORDER = ("value", "source", "author", "basis", "scope", "tags", "derivation", "
 
 
 def status_tag(entry: Entry) -> str:
-    label = model.status_label(entry)
+    label = name(model.status_label(entry))
     if not label:
         return ""
     note = entry.get("status_note")
     if note and entry.get("status") != "amended":
-        return f" [{label}: {note}]"
+        return f" [{label}: {visible(str(note))}]"
     return f" [{label}]"
 
 
 def value_block(value: Any) -> str:
+    """A value shown whole: its lines kept, any other control shown (``visible``); JSON's
+    own escapes cover the controls of a non-string value, but not a bidi control."""
     if isinstance(value, str):
-        return value
+        return visible(value, lines=True)
     from ctx.jsoncodec import dumps
-    return dumps(value)
+    return visible(dumps(value), lines=True)
 
 
 def show_entry(result, verbose: bool = False) -> str:
     """A full display of one entry: header, value, then a line of its fields."""
     entry = result.entry
-    lines = [f"{result.store}/{result.key}{status_tag(entry)}", value_block(entry.get("value"))]
+    lines = [f"{name(result.store)}/{name(result.key)}{status_tag(entry)}", value_block(entry.get("value"))]
     if not verbose:
-        meta = [str(entry.get("source", "?")), str(entry.get("basis", "?"))]
+        meta = [name(entry.get("source", "?")), name(entry.get("basis", "?"))]
         if entry.get("author"):
-            meta.append(f"by {entry['author']}")
+            meta.append(f"by {name(entry['author'])}")
         meta.append(local_time(entry.get("timestamp")))
         tags = entry.get("tags")
         if tags:
-            meta.append("tags: " + ", ".join(map(str, tags)))
+            meta.append("tags: " + ", ".join(map(name, tags if isinstance(tags, list) else [tags])))
         if entry.get("scope") == "session":
             meta.append("session scope")
         lines.append("(" + " · ".join(meta) + ")")
         return "\n".join(lines)
     fields = [f for f in _ORDER if f in entry and f != "value"] + \
              [f for f in entry if f not in _ORDER]
-    for name in fields:
-        shown = entry[name]
+    for field in fields:
+        shown = entry[field]
         if isinstance(shown, str):
-            if name in ("created", "timestamp", "status_timestamp"):
-                shown = f"{shown} ({local_time(shown)} local)"
+            shown = visible(shown)
+            if field in ("created", "timestamp", "status_timestamp"):
+                shown = f"{shown} ({local_time(entry[field])} local)"
         else:
-            shown = model.json_text(shown)
-        lines.append(f"  {name}: {shown}")
+            shown = visible(model.json_text(shown))
+        lines.append(f"  {name(field)}: {shown}")
     return "\n".join(lines)
 
 
@@ -115,12 +176,12 @@ def result_line(result) -> str:
 # entries of each tag (ctx/storage/taglines.py), made at the write, so a `list --tag` reads its
 # lines ready. Bump LINE_FORMAT whenever line_parts gives other text: kept parts of another
 # format are made again, never shown.
-LINE_FORMAT = 1
+LINE_FORMAT = 2  # 2: names, status and excerpt shown visibly (``visible``)
 
 
 def line_parts(store: str, key: str, entry: Entry) -> tuple[str, str]:
     """A result line's text before its time (name and status) and after it (the excerpt)."""
-    return f"{store}/{key}{status_tag(entry)}", excerpt(entry.get("value"), LINE_BOUND)
+    return f"{name(store)}/{name(key)}{status_tag(entry)}", excerpt(entry.get("value"), LINE_BOUND)
 
 
 def line_at(head: str, seconds: float, tail: str) -> str:
@@ -146,16 +207,17 @@ def what_changed(fields: dict[str, tuple[Any, Any]], operation: str = "", bound:
     note = fields.get("status_note", (None, None))[1]
     if status:
         label = "" if STATUS_OPERATIONS.get(operation) == status else status
+        label = name(label)
         if status == "superseded":
-            label = f"{label} by {fields.get('superseded_by', (None, None))[1]}".strip()
+            label = f"{label} by {name(fields.get('superseded_by', (None, None))[1])}".strip()
         quoted = repr(excerpt(note, bound)) if note else ""
         parts.append(f"{label}: {quoted}" if label and quoted else label or quoted or "(no note)")
     elif note is not None or "status" in fields:
         parts.append("status cleared")
-    for name, (old, new) in fields.items():
-        if name in ("status", "status_note", "superseded_by") or (name == "value" and status == "amended"):
+    for field, (old, new) in fields.items():
+        if field in ("status", "status_note", "superseded_by") or (field == "value" and status == "amended"):
             continue
         shown_old = "(none)" if old is None else excerpt(old, bound)
         shown_new = "(none)" if new is None else excerpt(new, bound)
-        parts.append(f"{name}: {shown_old} -> {shown_new}")
+        parts.append(f"{name(field)}: {shown_old} -> {shown_new}")
     return "; ".join(parts) if parts else "no field changed"

@@ -52,7 +52,8 @@ FORCED = "(value not quoted: stored with --force)"  # as the recorder says it (c
 
 def _words(text: str) -> list[str]:
     """The runs of letters and digits (any script) in ``text``, folded."""
-    return "".join(c if c.isalnum() else " " for c in text.casefold()).split()
+    folded = model.fold_name(text)
+    return folded.split("_") if folded else []
 
 
 def reader_name(author: str | None) -> str:
@@ -62,7 +63,7 @@ def reader_name(author: str | None) -> str:
 
 def recipient_id(name: str) -> str:
     """The recipient's part of a letter's key: the name folded (see the module's text)."""
-    folded = "_".join(_words(name))
+    folded = model.fold_name(model.check_name("recipient", name))
     if not folded:
         raise InvalidArgument(f"a recipient needs a name with a letter or a digit, not {name!r}")
     return folded
@@ -201,6 +202,17 @@ class Letter:
     @property
     def open(self) -> bool:
         return not self.answered_by and self.entry.get("status") not in CLOSED
+
+    @property
+    def sender(self) -> str:
+        """Who sent it, as every display names them: the entry's author, which ctx writes from
+        CTX_AUTHOR; a ``from`` field is only the name as written and says ``operator`` as
+        easily as anything (tests/reliability/test_visible_fields.py). No author: the
+        operator wrote it, under the name in ``from`` if there is one."""
+        author = self.entry.get("author")
+        if isinstance(author, str) and author.strip():
+            return author
+        return self.field("from") or OPERATOR
 
     def field(self, name: str) -> str:
         value = self.entry.get(name)

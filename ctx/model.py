@@ -298,16 +298,72 @@ def strip_amend_notes(text: str) -> str:
 
 # --- keys and fields ----------------------------------------------------------
 
+# The bounds of what a writer may name (§3.2 lets an implementation refuse such keys): a key, a
+# tag or an author has no honest use for a control character (it would print as a line or a
+# terminal command: ``ctx/display.py``), nor for thousands of characters (the brief is bounded,
+# §5.2). Held by tests/reliability/test_visible_fields.py.
+KEY_BOUND = 200
+TAG_BOUND = 100
+AUTHOR_BOUND = 100
+RESERVED_AUTHORS: tuple[str, ...] = ("operator", "system")  # an agent's name never: whose voice they are
+
+
+def _shown(text: str, bound: int = 60) -> str:
+    """A refused text in an error line: its repr, cut (the line stays one short line)."""
+    return repr(text) if len(text) <= bound else repr(text[:bound]) + f"... ({len(text):,} characters)"
+
+
 def validate_key(key: str) -> str:
     check_text("key", key)
     if not key:
         raise InvalidArgument("a key must not be empty")
+    if len(key) > KEY_BOUND:
+        raise InvalidArgument(f"key {_shown(key)} is longer than {KEY_BOUND} characters; use a shorter one")
     for ch in key:
         if ch.isspace() or _is_control(ch):
             raise InvalidArgument(
-                f"key {key!r} holds whitespace or a control character; "
+                f"key {_shown(key)} holds whitespace or a control character; "
                 "use lowercase snake_case")
     return key
+
+
+def fold_name(name: str) -> str:
+    """A name folded as letters' recipients are (``ctx/letters.py``): lower case, every run of
+    characters that are neither letters nor digits (any script) one ``_``."""
+    return "_".join("".join(c if c.isalnum() else " " for c in name.casefold()).split())
+
+
+def check_name(what: str, name: str, bound: int = AUTHOR_BOUND) -> str:
+    """A name (an author, a recipient) stripped; refused when it holds a control character
+    (a space is a name's, a tab or a line break is not) or is longer than ``bound``."""
+    check_text(what, name)
+    stripped = name.strip()
+    if len(stripped) > bound:
+        raise InvalidArgument(f"{what} {_shown(stripped)} is longer than {bound} characters")
+    if any(_is_control(ch) or (ch.isspace() and ch != " ") for ch in stripped):
+        raise InvalidArgument(f"{what} {_shown(stripped)} holds a control character or a line break; "
+                              "a name is one line of visible text")
+    return stripped
+
+
+def validate_author(name: str | None, what: str = "CTX_AUTHOR") -> str | None:
+    """The author an agent writes as (``CTX_AUTHOR``, §3.4), stripped, or None (the operator).
+    Refused besides ``check_name``'s: ``operator`` and ``system`` in any spelling the letters
+    fold together (``fold_name``): the one is the operator's voice, the other a tool's."""
+    if name is None or not name.strip():
+        return None
+    stripped = check_name(what, name)
+    if fold_name(stripped) in RESERVED_AUTHORS:
+        raise InvalidArgument(f"{what}={_shown(stripped)} is not a name an agent may take: "
+                              f"{' and '.join(RESERVED_AUTHORS)} are the operator's and ctx's own "
+                              f"(leave {what} unset to write as the operator)")
+    return stripped
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (``_is_control``): what no one-line field
+    takes, typed here or arriving (``ctx/arrival.py``)."""
+    return any(_is_control(ch) for ch in text)
 
 
 def _is_control(ch: str) -> bool:
@@ -343,6 +399,11 @@ def validate_tags(tags: list[str] | tuple[str, ...] | None) -> list[str] | None:
     for tag in tags:
         if not tag or not tag.strip():
             raise InvalidArgument("a tag must not be empty")
+        check_text("tag", tag)
+        if len(tag) > TAG_BOUND:
+            raise InvalidArgument(f"tag {_shown(tag)} is longer than {TAG_BOUND} characters")
+        if any(_is_control(ch) or (ch.isspace() and ch != " ") for ch in tag):
+            raise InvalidArgument(f"tag {_shown(tag)} holds a control character or a line break")
         if tag not in out:
             out.append(tag)
     return out

@@ -160,8 +160,15 @@ def home(env: Mapping[str, str] | None = None) -> str:
 
 
 def author(env: Mapping[str, str] | None = None) -> str | None:
-    """``CTX_AUTHOR``, stripped; None (the operator) when unset or blank (§3.4)."""
-    return text("CTX_AUTHOR", env)
+    """``CTX_AUTHOR``, stripped; None (the operator) when unset or blank (§3.4). Every
+    command, the MCP server's included, reads the writer here: a name that is not one line
+    of visible text, too long, or the operator's or ctx's own (``model.validate_author``)
+    is ``InvalidArgument``, exit 2, before anything is read or written."""
+    raw = text("CTX_AUTHOR", env)
+    if raw is None:
+        return None
+    from ctx.model import validate_author  # (model is on every command's path already)
+    return validate_author(raw)
 
 
 def describe() -> str:

@@ -4,7 +4,8 @@ Without a budget the payload is §5.1's, whole: RULES.md and the summary byte
 for byte. With one (``ctx start --max-chars N``, a context window the agent
 runtime names, or ``ctx config start-max-chars``) the output is at most N
 characters, always: it is filled in a fixed order of importance with whole
-items only — RULES.md, the brief's header, focus, instructions, letters for
+items only (one oversized item that does not fit is left out alone, never every later
+one) — RULES.md, the brief's header, focus, instructions, letters for
 you, what is due, what changed since your last session, open items,
 decisions, recent changes, then the
 summary (its Open section before the rest) — and where anything is left out
@@ -31,10 +32,19 @@ if TYPE_CHECKING:
 WINDOW_SHARE = 0.05       # of the agent's context window, when the runtime names it
 CHARS_PER_TOKEN = 4       # the runtime's own rule of thumb (CTX_CONTEXT_WINDOW_TOKENS)
 FULL = "ctx start --max-chars 0"
+# Longer than any line the brief makes (each is bounded: names at display.NAME_BOUND, values at
+# their excerpt's bound): only a file's text, or what no bound held, is longer.
+OVERSIZED = 1000
 
 
 def _verbatim(text: str) -> str:
-    """A file's text as it is, ending with one newline (none is added when it has one)."""
+    """A file's text as it is, ending with one newline (none is added when it has one), but
+    for a control character (ESC, BEL, a lone CR, a bidi control), shown as its escape
+    (``display.visible``): RULES.md and a summary may have come from a remote, and §5.1's
+    "verbatim" is for the text a person wrote, which holds none (its lines and tabs are kept).
+    Held by tests/reliability/test_visible_fields.py."""
+    from ctx.display import visible
+    text = visible(text, lines=True)
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -58,13 +68,14 @@ def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
         return [Section("summary", "\n=== SESSION SUMMARY ===\n",
                         ["(no session summary yet: end this session with one in sessions/, see RULES.md)\n"],
                         "ctx summary show", always=True)]
-    head = f"\n=== SESSION SUMMARY ({summary.relpath}) ===\n"
+    from ctx.display import name
+    head = f"\n=== SESSION SUMMARY ({name(summary.relpath)}) ===\n"
     text = _verbatim(summary.read())
     opened = open_section(text) if budgeted else None
     if not opened or opened == text:
         return [Section("summary", head, [text], "ctx summary show")]
     rest = text.replace(opened, "", 1)
-    return [Section("summary", head, [_verbatim(opened), f"\n(the rest of {summary.relpath}:)\n" + rest],
+    return [Section("summary", head, [_verbatim(opened), f"\n(the rest of {name(summary.relpath)}:)\n" + rest],
                     "ctx summary show")]
 
 
@@ -94,7 +105,12 @@ def elision(left_items: int, left_chars: int, budget: int, commands: list[str]) 
 
 def fit(parts: list[Section], budget: int) -> str:
     """At most ``budget`` characters: whole items in order until one does not fit, then
-    the elision line. If even the first item does not fit, as much of it as does."""
+    the elision line. If even the first item does not fit, as much of it as does.
+
+    An item longer than ``OVERSIZED`` that does not fit is left out alone and the items after
+    it still get their turn: one oversized item (a hand-written entry, a summary's part) never
+    cuts every later section (tests/core/test_start.py). Bounded items keep the strict order
+    of importance: none is printed after one that was left out (tests/core/test_for_you.py)."""
     commands = [s.command for s in parts if s.items]
     total = sum(len(s.items) for s in parts)
     reserve = len(elision(total, sum(len(s.head) + sum(map(len, s.items)) for s in parts), budget, commands))
@@ -105,11 +121,18 @@ def fit(parts: list[Section], budget: int) -> str:
     missed: list[str] = []
     stopped = False
     for section in parts:
-        for number, item in enumerate(section.items):
-            piece = (section.head if number == 0 else "") + item
+        headed = False  # a section's heading comes with the first of its items printed
+        for item in section.items:
+            piece = ("" if headed else section.head) + item
             if not stopped and used + len(piece) <= room:
                 out.append(piece)
                 used += len(piece)
+                headed = True
+                continue
+            if not stopped and out and len(piece) > OVERSIZED:  # left out alone: the next may fit
+                left_items += 1
+                left_chars += len(piece)
+                missed.append(section.command)
                 continue
             if not stopped and not out:  # the first item alone is too long: as much as fits
                 cut = max(0, room - used)

@@ -16,7 +16,7 @@ def print_results(run: Run, results: list[Result], verbose: bool, as_json: bool,
                   payload: Callable[[], Any] | None = None) -> None:
     """Search's and list's results: a line each (the keys only, or each entry whole with
     ``verbose``), or their JSON (``payload``: another JSON than each entry's own)."""
-    from ctx.display import result_json, result_line, show_entry
+    from ctx.display import name, result_json, result_line, show_entry
 
     def as_data() -> Any:
         return [{"store": r.store, "key": r.key} for r in results] if keys_only else [result_json(r) for r in results]
@@ -25,7 +25,7 @@ def print_results(run: Run, results: list[Result], verbose: bool, as_json: bool,
         if not results:
             return None
         if keys_only:
-            return "\n".join(f"{r.store}/{r.key}" for r in results)
+            return "\n".join(f"{name(r.store)}/{name(r.key)}" for r in results)
         if verbose:
             return "\n\n".join(show_entry(r, True) for r in results)
         return "\n".join(result_line(r) for r in results)

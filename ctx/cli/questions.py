@@ -76,7 +76,8 @@ def _name(text: str) -> str:
         raise InvalidArgument("the name must not be empty")
     if re.search(r"[\x00-\x1f<>]", text):
         raise InvalidArgument("the name must not hold control characters or < >")
-    return text.strip()
+    from ctx.model import validate_author
+    return validate_author(text, "the name") or text.strip()  # (it becomes CTX_AUTHOR: the same rule)
 
 
 def _harnesses(text: str) -> list[str]:

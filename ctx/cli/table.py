@@ -86,7 +86,7 @@ machine). None: the whole payload.
 Example:
   ctx brief --days 14 --changes 5
 JSON shape (--json): {"generated", "commit", "counts": {store: n},
-  "focus": item|null, "instructions": [item], "for_you": {"reader",
+  "focus": item|null, "instructions": [item], "instructions_more": n, "for_you": {"reader",
   "items": [{"key", "from", "shape", "timestamp", "text", "new"}], "more"},
   "due": {"items": [{"key", "store", "due", "when", "text", "status",
   "must_not_forget", "stale"}], "more"}, "since": null | {"author",
@@ -94,7 +94,8 @@ JSON shape (--json): {"generated", "commit", "counts": {store: n},
   "timestamp", "kind"}], "more"}, "open": {"from", "items", "more"},
   "decisions": {"days", "items": [item]}, "changes": [item], "sync": str|null,
   "warnings": [str]}
-  where item = {"text", "key"?, "store"?, "status"?, "timestamp"?}
+  where item = {"text", "key"?, "store"?, "status"?, "timestamp"?, "typed_by"?}
+  ("typed_by": the agent that typed a standing instruction, its author)
 With a remote, "sync" names the sync state (`ctx status` has the details);
 with auto-sync on (`ctx config sync-auto true`) brief pulls first.
 With CTX_AUTHOR set, SINCE YOUR LAST SESSION lists what others changed

@@ -14,6 +14,7 @@ Keys:
   the store convention of §3.1: an agent (``CTX_AUTHOR`` set) writes the
   ``operator`` store only to record the operator's words, with source
   ``operator``. The rule is the core's (``ctx/policy.py``); this module keeps the setting.
+  It protects the operator: an agent may read it, never change it (``Conflict``, exit 4).
 - ``start-max-chars`` (machine; a number of characters, default 0: none):
   the budget of ``ctx start`` when neither the option nor the agent
   runtime's context window sets one.
@@ -28,13 +29,14 @@ Keys:
   signed by a key git does not trust here (``gpg.ssh.allowedSignersFile``, the
   gpg keyring), naming it and its author; ``ctx doctor`` lists such commits
   already in the history (``ctxgit/plumbing/signing.py``). ctx never adds a key.
+  It protects the operator: an agent may read it, never change it.
 """
 
 from __future__ import annotations
 
 import os
 
-from ctx.errors import InvalidArgument, StoreError
+from ctx.errors import Conflict, InvalidArgument, StoreError
 from ctx.storage.files import read_bytes
 
 TYPE_CHECKING = False  # dataclasses and typing cost ~20 ms; ctx start reads this module
@@ -51,16 +53,19 @@ MACHINE_FILE = "machine.json"  # in the state folder (ctxgit/gitfiles/layout.py'
 class Key:
     """One configuration key: its default, how text parses to a value, and how a value is checked."""
 
-    __slots__ = ("name", "default", "parse", "check", "help", "machine")
+    __slots__ = ("name", "default", "parse", "check", "help", "machine", "protects")
 
     def __init__(self, name: str, default: Any, parse: Callable[[str], Any], check: Callable[[Any], bool],
-                 help: str, machine: bool = False) -> None:
+                 help: str, machine: bool = False, protects: bool = False) -> None:
         self.name = name
         self.default = default
         self.parse = parse
         self.check = check
         self.help = help
         self.machine = machine  # kept per machine (MACHINE_FILE), not in the synced config.json
+        # It protects the operator from an agent's writes or a remote's commits: the operator's to
+        # change, never an agent's (tests/reliability/test_operator_voice.py)
+        self.protects = protects
 
 
 def _boolean(text: str) -> bool:
@@ -92,7 +97,7 @@ def _seconds(text: str) -> float:
 KEYS: dict[str, Key] = {
     "enforce-stores": Key("enforce-stores", False, _boolean, lambda v: isinstance(v, bool),
                           "true|false: an agent writes the operator store only with "
-                          "source operator (§3.1)"),
+                          "source operator (§3.1)", protects=True),
     "start-max-chars": Key("start-max-chars", 0, _count,
                            lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                            "characters, 0 for none: this machine's budget for ctx start", machine=True),
@@ -104,13 +109,13 @@ KEYS: dict[str, Key] = {
                         "seconds: how long ctx start and ctx brief wait for auto-sync's pull", machine=True),
     "require-signed": Key("require-signed", False, _boolean, lambda v: isinstance(v, bool),
                           "true|false: this machine's sync and pull refuse a remote commit that is "
-                          "unsigned or not signed by an allowed signer", machine=True),
+                          "unsigned or not signed by an allowed signer", machine=True, protects=True),
 }
 
-# Context keys whose value true protects the operator: a remote's commit that turns one off
-# is refused unless the operator accepts it (ctxgit/sync/arrived.py; test_sync_announces.py).
-# (require-signed protects too, but it is kept per machine: no remote can change it.)
-PROTECTIVE = ("enforce-stores",)
+# The context's keys (synced in config.json) whose value true protects the operator: a remote's
+# commit that turns one off is refused unless the operator accepts it (ctxgit/sync/arrived.py;
+# test_sync_announces.py). A machine key that protects (require-signed) no remote can change.
+PROTECTIVE = tuple(k.name for k in KEYS.values() if k.protects and not k.machine)
 
 
 def _key(name: str) -> Key:
@@ -180,6 +185,13 @@ def set_value(context, name: str, text: str) -> tuple[Any, bool]:
     """
     key = _key(name)
     value = key.parse(text)
+    if key.protects and context.author:
+        # An agent that could turn enforce-stores off could then write the operator store as it
+        # likes; one that could turn require-signed off could take a forged commit in. Reading
+        # the setting stays anyone's. (Who runs as the operator's own user can still edit the
+        # file by hand: docs/trust.md says what signing adds.)
+        raise Conflict(f"{name} protects the operator: only the operator may change it, and "
+                       f"CTX_AUTHOR={context.author!r} is an agent (unset CTX_AUTHOR to change it)")
     if key.machine:
         return _set_machine_value(context.root, context.state, name, value)
     from ctx.changes import Outcome

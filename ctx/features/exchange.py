@@ -149,12 +149,38 @@ def refuse_credentials(plan: ImportPlan) -> None:
                     "stored in ctx. Use --force if it is not a secret", findings)
 
 
+def typed_by_the_importer(context, plan: ImportPlan) -> None:
+    """What an agent (``CTX_AUTHOR`` set) imports is the agent's write, as a ``ctx set`` of
+    it would be: each entry it adds or changes gets the agent as its ``author``, and passes
+    the store policy (``enforce-stores``, ``ctx/policy.py``) with the source it has.
+
+    The ``source`` an entry has in the file is kept, ``operator`` included. §3.4 separates
+    the two fields: ``source`` says whose knowledge it is, ``author`` who typed it in, and
+    "an agent records an instruction the operator gave" is exactly ``source: operator`` with
+    the agent as ``author``; §3.1 lets an agent write the operator store with that source.
+    Making it ``agent`` would say the operator's words are the agent's when an agent moves
+    the operator's own export between contexts, and ``system`` (§3.4: a tool on its own) is
+    not what happened either: an agent chose to import. The author is what keeps it honest:
+    the brief names who typed every standing instruction an agent wrote
+    (tests/reliability/test_operator_voice.py). An import by the operator (no
+    ``CTX_AUTHOR``) keeps the file's authors: the operator vouches for the file.
+    """
+    if not context.author:
+        return
+    for where, (before, after) in list(plan.results.items()):
+        stamped = dict(after)
+        stamped["author"] = context.author
+        context.check_policy(where[0], stamped.get("source") if isinstance(stamped.get("source"), str) else None)
+        plan.results[where] = (before, stamped)
+
+
 def run_import(context, incoming: dict[str, dict[str, Entry]], *, dry_run: bool = False,
                force: bool = False) -> ImportPlan:
     """Import as one commit (operation ``import``); with ``dry_run``, write nothing."""
     if dry_run:
         current = {s.name: s.entries for s in context.stores()}
         plan = plan_import(current, incoming)
+        typed_by_the_importer(context, plan)
         if not force:
             refuse_credentials(plan)
         return plan
@@ -163,6 +189,7 @@ def run_import(context, incoming: dict[str, dict[str, Entry]], *, dry_run: bool 
 
     def mutate(stores) -> Outcome:
         plan = plan_import({name: s.entries for name, s in stores.items()}, incoming)
+        typed_by_the_importer(context, plan)
         if not force:
             refuse_credentials(plan)
         edits = []

@@ -80,18 +80,20 @@ def stats(context, store: str | None = None, commits: list[tuple[str, Any]] | No
 
 
 def render(result: Stats) -> str:
-    """The human form: one section per count, aligned."""
+    """The human form: one section per count, aligned; each name (a tag, a source, an author)
+    shown visibly (``display.name``), the JSON form keeps them exact."""
+    from ctx.display import name
     lines = [f"entries: {result.entries}"]
     sections = [("store", result.stores), ("source", result.source), ("basis", result.basis),
                 ("scope", result.scope), ("status", result.status), ("tag", result.tags)]
     for title, counts in sections:
-        shown = {k: v for k, v in counts.items() if v or title in ("store",)}
+        shown = [(name(k), v) for k, v in counts.items() if v or title in ("store",)]
         if not shown:
             lines.append(f"by {title}: (none)")
             continue
-        width = max(len(k) for k in shown)
+        width = max(len(k) for k, _ in shown)
         lines.append(f"by {title}:")
-        lines += [f"  {k.ljust(width)}  {v}" for k, v in shown.items()]
+        lines += [f"  {k.ljust(width)}  {v}" for k, v in shown]
     repo = result.repository
     if repo is None:
         lines.append("repository: none")
@@ -99,7 +101,8 @@ def render(result: Stats) -> str:
         lines.append(f"repository: {repo['commits']} commits"
                      + (f", {repo['first']} .. {repo['last']}" if repo["commits"] else ""))
         if repo["authors"]:
-            width = max(len(k) for k in repo["authors"])
-            lines += [f"  {k.ljust(width)}  {v}" for k, v in repo["authors"].items()]
+            authors = [(name(k), v) for k, v in repo["authors"].items()]
+            width = max(len(k) for k, _ in authors)
+            lines += [f"  {k.ljust(width)}  {v}" for k, v in authors]
     return "\n".join(lines)
 

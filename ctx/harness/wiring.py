@@ -83,7 +83,8 @@ def agent_name(target: str, agent: str | None) -> str:
     name = (agent or settings.author() or "").strip() or harness(target).agent
     if not name:
         raise InvalidArgument("the pointer names the agent: give --agent NAME or set CTX_AUTHOR")
-    return name
+    from ctx.model import validate_author
+    return validate_author(name, "--agent") or name  # (the name every session writes as: refused as CTX_AUTHOR is)
 
 
 def plan(target: str, root: Path, *, agent: str | None = None, project: bool = False,

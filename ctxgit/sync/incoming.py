@@ -30,6 +30,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from ctx import arrival
+from ctx.display import name
 from ctx.entrymerge import parse as parse_store_side
 from ctx.errors import Conflict
 from ctx.storage.textlayout import MEMBER_NEXT, entry_members
@@ -71,7 +72,7 @@ def unsafe_name(name: str) -> str | None:
 def refuse_mode(path: str, mode: int, side: str = SIDE) -> None:
     """A link, a gitlink or any mode but a regular file's is refused."""
     if mode not in REGULAR:
-        raise Conflict(f"{arrival.shown(path)} from {side} is not a regular file (mode {mode:o}); "
+        raise Conflict(f"{name(path)} from {side} is not a regular file (mode {mode:o}); "
                        "ctx refuses links and special files from a remote")
 
 
@@ -106,7 +107,7 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
 class _Bad(Exception):
     def __init__(self, path: str, why: str) -> None:
         super().__init__(why)
-        self.path, self.why = arrival.shown(path), why
+        self.path, self.why = name(path), why
 
 
 def _compare(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str,

@@ -352,8 +352,8 @@ def test_json_shapes_of_reads(run):
 def test_json_shape_of_brief(run):
     _ok(run("set", "current_focus", "the focus"))
     brief = json.loads(_ok(run("brief", "--json")).stdout)
-    assert set(brief) == {"generated", "commit", "counts", "focus", "instructions", "for_you", "due", "since",
-                          "open", "decisions", "changes", "sync", "warnings"}
+    assert set(brief) == {"generated", "commit", "counts", "focus", "instructions", "instructions_more", "for_you",
+                          "due", "since", "open", "decisions", "changes", "sync", "warnings"}
     assert brief["since"] is None  # no CTX_AUTHOR: nobody's last session to compare with
     assert brief["counts"] == {"operator": 0, "shared": 1, "agent": 0}
     assert brief["focus"]["text"] == "the focus" and brief["focus"]["key"] == "current_focus"

@@ -66,9 +66,12 @@ def test_any_context_any_budget_fits_and_keeps_the_rules_first_line(root, case, 
     else:
         assert ELISION.search(out), out[-300:]
         kept = out[:ELISION.search(out).start()]
-        # whole items, in order: what is printed is a prefix of the full payload
-        # (the summary's Open section, printed first, aside)
-        assert whole.startswith(kept.split("\n=== SESSION SUMMARY")[0])
+        # whole items, in order: what is printed of the rules and the brief is the full payload
+        # with some of its lines left out (the summary's Open section, printed first, aside)
+        printed = kept.split("\n=== SESSION SUMMARY")[0].splitlines()
+        if printed and not whole.startswith(kept.split("\n=== SESSION SUMMARY")[0]):
+            lines = iter(whole.splitlines())
+            assert all(any(line == other for other in lines) for line in printed)
 
 
 def test_rules_longer_than_the_budget_print_as_much_as_fits_and_say_so(root):
@@ -77,6 +80,18 @@ def test_rules_longer_than_the_budget_print_as_much_as_fits_and_say_so(root):
     out = start_payload(context, max_chars=1000)
     assert len(out) <= 1000 and out.startswith("=== RULES (RULES.md) ===\n# Rules\n- rule number 0")
     assert "ctx start --max-chars 0" in out.splitlines()[-1]
+
+
+def test_an_item_that_does_not_fit_is_left_out_and_the_later_ones_still_printed():
+    from ctx.brief import Section
+    from ctx.start import fit
+    parts = [Section("rules", "=== RULES ===\n", ["- one\n"], "ctx start --max-chars 0", always=True),
+             Section("for_you", "\nFOR YOU\n", ["  - " + "x" * 5000 + "\n", "  - a short letter\n"], "ctx inbox"),
+             Section("open", "\nOPEN\n", ["  - the open item\n"], "ctx summary show")]
+    out = fit(parts, 1000)
+    assert len(out) <= 1000
+    assert "FOR YOU\n  - a short letter\n" in out and "OPEN\n  - the open item\n" in out, out
+    assert "x" * 100 not in out and "[ctx: 1 more items" in out and "ctx inbox" in out.splitlines()[-1]
 
 
 def test_the_order_of_importance(root):

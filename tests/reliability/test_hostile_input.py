@@ -50,6 +50,13 @@ def _key_is_valid(key: str) -> bool:
     return bool(key) and not any(c.isspace() or unicodedata.category(c).startswith("C") for c in key)
 
 
+def _tag_is_valid(tag: str) -> bool:
+    """A tag is one line of visible text: spaces, but no other whitespace and no control."""
+    import unicodedata
+    return bool(tag.strip()) and not any((c.isspace() and c != " ") or unicodedata.category(c).startswith("C")
+                                         for c in tag)
+
+
 # --- keys and values through the library ------------------------------------------------------------
 
 @PROPERTY
@@ -211,7 +218,7 @@ def test_set_with_any_words_options_and_order(root, line):
     old = R.read_entries(root, store).get(key, {})
     env = R.ctx_env(root, author=author, CTX_SLOW_PATH="1" if line["slow"] else None)
     done = R.run_ctx(["set", *args], env)
-    invalid = not _key_is_valid(key) or any(not t.strip() for t in tags) or line["wedge"]
+    invalid = not _key_is_valid(key) or not all(map(_tag_is_valid, tags)) or line["wedge"]
     if invalid:
         assert done.returncode == 2 and R.one_line_error(done) is None, done.describe()
         assert (path.read_bytes() if path.exists() else None) == before

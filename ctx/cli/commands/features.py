@@ -41,10 +41,11 @@ def import_(run: Run, file: str, store: str | None, dry_run: bool, force: bool, 
     if as_json:
         run.json(plan.as_json(dry_run))
         return
+    from ctx.display import name as shown
     for mark, rows in (("+", plan.added), ("~", plan.changed)):
         for s, k in rows:
             conflict = "  (both changed the value; the later one kept)" if (s, k) in plan.conflicts else ""
-            run.out(f"{mark} {s}/{k}{conflict}")
+            run.out(f"{mark} {s}/{shown(k)}{conflict}")
     verb = "would import" if dry_run else "imported"
     run.out(f"{verb}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.kept)} kept"
             + (" (dry run: nothing written)" if dry_run else ""))
@@ -58,10 +59,11 @@ def cleanup(run: Run, older_than: str, dry_run: bool, as_json: bool) -> None:
     if as_json:
         run.json(plan.as_json(dry_run))
         return
+    from ctx.display import name
     for store, key, entry in plan.expired:
-        run.out(f"- {store}/{key}  {entry.get('timestamp')}")
+        run.out(f"- {store}/{name(key)}  {name(entry.get('timestamp'))}")
     for store, key in plan.skipped:
-        run.err(f"ctx: warning: {store}/{key}: timestamp unreadable; skipped")
+        run.err(f"ctx: warning: {store}/{name(key)}: timestamp unreadable; skipped")
     verb = "would delete" if dry_run else "deleted"
     run.out(f"{verb} {len(plan.expired)} expired session entries (older than {older_than})")
 

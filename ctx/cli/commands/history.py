@@ -20,7 +20,7 @@ def _excerpt(value: Any, bound: int = 80) -> str:
 
 def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None, verbose: bool,
             as_json: bool) -> None:
-    from ctx.display import local_time, status_tag, value_block, what_changed
+    from ctx.display import local_time, name, status_tag, value_block, what_changed
     from ctx.model import BOOKKEEPING, changed_fields
     from ctxgit.porcelain.history import history as versions_of
     found = versions_of(run.context().root, key, list(STORES) if all_stores else [store],
@@ -32,10 +32,10 @@ def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None,
     changes = [changed_fields(older[n], v.entry, BOOKKEEPING) for n, v in enumerate(shown)]
 
     def line(v, fields) -> str:
-        where = f"{v.store}/{v.key}  " if all_stores else ""
+        where = f"{name(v.store)}/{name(v.key)}  " if all_stores else ""
         when = local_time(v.info.time.isoformat())
         event = "deleted" if v.deleted else ("created" if v.created else v.info.operation or "changed")
-        head = f"{v.info.short}  {when}  {v.info.who}  {where}{event}"
+        head = f"{v.info.short}  {when}  {name(v.info.who)}  {where}{name(event)}"
         if v.entry is None:  # deleted
             return head
         if verbose:
@@ -50,7 +50,7 @@ def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None,
 
 def log(run: Run, key: str | None, store: str | None, author: str | None, since: str | None,
         limit: int | None, as_json: bool, verify: bool = False) -> None:
-    from ctx.display import local_time
+    from ctx.display import local_time, name, visible
     from ctxgit.porcelain.history import log as commits
     rows = commits(run.context().root, key=key, store=store, author=author,
                    since=parse_ts(since) if since is not None else None, limit=limit)
@@ -61,7 +61,7 @@ def log(run: Run, key: str | None, store: str | None, author: str | None, since:
         verdicts = verify_ids(open_repo(run.context().root), [r.id for r in rows]) if rows else {}
     def line(r) -> str:
         mark = f"[{verdicts[r.id].mark()}]  " if verify else ""
-        return f"{r.short}  {mark}{local_time(r.time.isoformat())}  {r.who}  {r.subject}"
+        return f"{r.short}  {mark}{local_time(r.time.isoformat())}  {name(r.who)}  {visible(r.subject)}"
     run.result(lambda: [{**r.as_json(), **(verdicts[r.id].as_json() if verify else {})} for r in rows],
                lambda: "\n".join(line(r) for r in rows) or None, as_json)
 
@@ -70,20 +70,22 @@ def diff(run: Run, rev: str | None, rev2: str | None, store: str | None, since: 
     from ctxgit.porcelain.diff import diff as entry_diff
     result = entry_diff(run.context().root, rev, rev2, store=store,
                         since=parse_ts(since) if since is not None else None)
+    from ctx.display import name
+
     def text() -> str:
         lines = [f"diff {result.source}..{result.target}: {len(result.entries)} entries changed"]
         for d in result.entries:
-            where = f"{d.store}/{d.key}"
+            where = f"{name(d.store)}/{name(d.key)}"
             if d.after is not None and d.before is None:
                 lines.append(f"+ {where}: {_excerpt(d.after.get('value'))}")
             elif d.before is not None and d.after is None:
                 lines.append(f"- {where}: {_excerpt(d.before.get('value'))}")
             else:
                 lines.append(f"~ {where}")
-                for name, (old, new) in d.fields().items():
+                for field, (old, new) in d.fields().items():
                     shown_old = "(none)" if old is None else _excerpt(old, 60)
                     shown_new = "(none)" if new is None else _excerpt(new, 60)
-                    lines.append(f"    {name}: {shown_old} -> {shown_new}")
+                    lines.append(f"    {name(field)}: {shown_old} -> {shown_new}")
         return "\n".join(lines)
     run.result(result.as_json, text, as_json)
 
@@ -94,7 +96,8 @@ def revert(run: Run, rev: str, as_json: bool) -> None:
     if as_json:
         run.json({"reverted": short, "entries": [{"store": e.store, "key": e.key, "entry": e.after} for e in edits]})
         return
-    run.out(f"reverted {short}: " + ", ".join(f"{e.store}/{e.key}" for e in edits))
+    from ctx.display import name
+    run.out(f"reverted {short}: " + ", ".join(f"{name(e.store)}/{name(e.key)}" for e in edits))
 
 
 def doctor(run: Run, check: bool, as_json: bool) -> int:

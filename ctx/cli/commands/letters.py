@@ -14,11 +14,12 @@ if TYPE_CHECKING:
 def send(run: Run, to: str, text: list[str], shape: str, expects: str | None, re: str | None,
          force: bool, as_json: bool) -> None:
     from ctx import letters
+    from ctx.display import name
     context = run.context()
     key, entry = letters.send(context, to, " ".join(text), shape=shape, expects=expects, answers=re,
                               force=force)
     write_done(run, context, {"store": letters.STORE, "key": key, "entry": entry},
-               f"sent {letters.STORE}/{key} to {entry['to']}", as_json)
+               f"sent {letters.STORE}/{name(key)} to {name(entry['to'])}", as_json)
 
 
 def last_session(context: Context) -> str | None:
@@ -32,21 +33,24 @@ def last_session(context: Context) -> str | None:
 
 
 def letter_line(letter: Letter) -> str:
-    from ctx.display import excerpt, local_time
+    from ctx.brief import SENDER_BOUND
+    from ctx.display import excerpt, local_time, name
     e = letter.entry
     marks = []
     if letter.answered_by:
-        marks.append(f"[answered by {letter.answered_by[0]}]")
+        marks.append(f"[answered by {name(letter.answered_by[0])}]")
     if e.get("status"):
-        marks.append(f"[{e['status']}]")
+        marks.append(f"[{name(e['status'])}]")
     expects = f" (expects: {excerpt(e['expects'], 60)})" if isinstance(e.get("expects"), str) else ""
-    return (f"{'*' if letter.new else ' '} {local_time(e.get('timestamp'))} from {letter.field('from') or '?'} "
-            f"({letter.field('shape')}){' ' + ' '.join(marks) if marks else ''}: "
-            f"{excerpt(e.get('value'), 100)}{expects}\n    {letter.key}")
+    return (f"{'*' if letter.new else ' '} {local_time(e.get('timestamp'))} "
+            f"from {name(letter.sender, SENDER_BOUND)} "
+            f"({name(letter.field('shape'), SENDER_BOUND)}){' ' + ' '.join(marks) if marks else ''}: "
+            f"{excerpt(e.get('value'), 100)}{expects}\n    {name(letter.key)}")
 
 
 def inbox(run: Run, all_letters: bool, since: str | None, as_json: bool) -> None:
     from ctx import letters
+    from ctx.display import name
     from ctx.model import parse_ts
     after = parse_ts(since) if since is not None else None
     context = run.context()
@@ -56,10 +60,11 @@ def inbox(run: Run, all_letters: bool, since: str | None, as_json: bool) -> None
 
     def text() -> str:
         kind = ("letter" if all_letters else "open letter") + ("" if len(found) == 1 else "s")
+        shown = name(reader)
         if not found:
-            return f"no {kind} to {reader}" + (f" since {since}" if since else "")
+            return f"no {kind} to {shown}" + (f" since {since}" if since else "")
         new = sum(1 for letter in found if letter.new)
-        head = f"{len(found)} {kind} to {reader}, newest first"
+        head = f"{len(found)} {kind} to {shown}, newest first"
         if new:
             head += f" ({new} new since your last session: *)"
         return head + "\n" + "\n".join(letter_line(letter) for letter in found)
@@ -69,11 +74,12 @@ def inbox(run: Run, all_letters: bool, since: str | None, as_json: bool) -> None
 
 def handoff(run: Run, to: str, baton: str, note: str, store: str, force: bool, as_json: bool) -> None:
     from ctx import letters
+    from ctx.display import name
     context = run.context()
     entry, key, letter = letters.handoff(context, to, baton, note, store=store, force=force)
     write_done(run, context, {"store": store, "key": baton, "baton": entry,
                               "letter": {"key": key, "entry": letter}},
-               f"handed {store}/{baton} to {letter['to']}; letter {letters.STORE}/{key}", as_json)
+               f"handed {store}/{baton} to {name(letter['to'])}; letter {letters.STORE}/{name(key)}", as_json)
 
 
 def remind(run: Run, key: str, date: str, must_not_forget: bool, store: str, as_json: bool) -> None:

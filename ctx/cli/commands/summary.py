@@ -43,10 +43,12 @@ def list_(run: Run, as_json: bool) -> None:
     if as_json:
         run.json([r.as_json() for r in rows])
         return
+    from ctx.display import name
     for r in rows:
-        run.out(f"{r.name}  {r.agent or '(no agent)'}  {r.open} open")
+        run.out(f"{name(r.name)}  {name(r.agent) if r.agent else '(no agent)'}  {r.open} open")
 
 
 def show(run: Run, name: str | None) -> None:
+    from ctx.display import visible
     from ctx.summaries import find_summary
-    run.out(find_summary(run.context().root, name).read(), end="")
+    run.out(visible(find_summary(run.context().root, name).read(), lines=True), end="")  # (as start shows it)

@@ -66,9 +66,11 @@ def _report(run: Run, result, as_json: bool, pushed=None) -> int:
     lines = None
     if result.kind != "conflict":
         lines = [_pull_line(result)]
+        from ctx.display import name  # (a key from the remote: shown visibly)
         lines += [f"  {line}" for line in result.arrived.lines()]  # besides entries: never silent
         for key in result.value_conflicts:
-            lines.append(f"  both sides changed {key}: the later timestamp won; the other value is in `ctx history`")
+            lines.append(f"  both sides changed {name(key)}: the later timestamp won; the other value is in "
+                         "`ctx history`")
         for old, new in result.renamed:
             lines.append(f"  two summaries named {old}: one kept as {new}")
         if pushed:

@@ -228,7 +228,8 @@ def serve(author: str | None = None) -> None:
     if author is not None and not author.strip():
         raise InvalidArgument("--author needs a name")
     settings.author()  # a bad environment is one line at start-up, not an error at every call
-    state = CtxServer(author.strip() if author else None)
+    from ctx.model import validate_author  # (--author: the rule CTX_AUTHOR follows, at start-up too)
+    state = CtxServer(validate_author(author, "--author") if author else None)
     server = make_server(state)
 
     async def main() -> None:
