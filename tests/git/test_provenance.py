@@ -377,7 +377,9 @@ def test_require_signed_refuses_unsigned_and_wrongly_signed_remote_commits(tmp_p
     ssh_signing(one.root, olive, allowed)
     identity(two.root, "Bob Operator", "bob@example.org")
     two.git("config", "gpg.ssh.allowedSignersFile", str(allowed))
+    two.author = ""  # require-signed protects the operator: the operator turns it on, no agent may
     two.ok("config", "require-signed", "true")
+    two.author = "Agent Two"
 
     def fetched():
         two.git("fetch", "-q", "origin")
@@ -423,7 +425,9 @@ def test_require_signed_refuses_unsigned_and_wrongly_signed_remote_commits(tmp_p
         assert wrong[:8] in refused_cli.stderr and "require-signed" in refused_cli.stderr
         assert two.head() == before
 
+    two.author = ""  # the operator turns it off again (an agent may not: test_operator_voice.py)
     two.ok("config", "require-signed", "false")  # off: the check lets everything in
+    two.author = "Agent Two"
     refuse_untrusted(two.root, repo, theirs, "origin/main")
     two.ok("sync")
     assert two.head() != before
