@@ -15,8 +15,11 @@ from pygit2.enums import SortMode
 
 from ctx import progress
 from ctx.credentials import scan
+from ctx.display import name, visible
+from ctx.errors import StoreError
+from ctx.storage.files import read_text
 from ctxgit.plumbing.repo import open_repo
-from hooks.scanner import Hit, is_store_path, scan_file, scan_store_text, scan_text
+from hooks.scanner import Hit, is_store_path, scan_store_text, scan_text
 
 
 @dataclass
@@ -25,8 +28,13 @@ class Report:
     commit: str | None = None
 
     def line(self) -> str:
-        where = f"{self.commit[:8]} " if self.commit else ""
-        return where + self.hit.describe()
+        """The finding as one line: the path, the entry and the preview come from files and
+        commits anyone may have written, so each is shown visibly (``ctx.display``)."""
+        hit, finding = self.hit, self.hit.finding
+        commit = f"{self.commit[:8]} " if self.commit else ""
+        at = f" ({name(hit.where)})" if hit.where else ""
+        return (f"{commit}{name(hit.path)}:{hit.line}{at}: {finding.description} "
+                f"[{finding.rule}] {visible(finding.preview)}")
 
     def as_json(self) -> dict:
         return {"commit": self.commit, "path": self.hit.path, "line": self.hit.line,
@@ -42,9 +50,13 @@ def scan_current(root: Path) -> list[Report]:
     out: list[Report] = []
     paths = [root / "RULES.md"] + sorted((root / "memory").glob("*.json")) + sorted((root / "sessions").glob("*.md"))
     for path in paths:
-        if path.is_file():
-            rel = path.relative_to(root).as_posix()
-            out += [Report(Hit(rel, h.line, h.finding, h.where)) for h in scan_file(str(path))]
+        try:  # a link is never read through (doctor names it), as nowhere else in ctx
+            text = read_text(path, errors="replace", follow=False)
+        except (OSError, StoreError):  # (missing, a folder, a link, not a regular file)
+            continue
+        rel = path.relative_to(root).as_posix()
+        hits = scan_store_text(rel, text) if is_store_path(rel) else scan_text(rel, text)
+        out += [Report(h) for h in hits]
     return out
 
 

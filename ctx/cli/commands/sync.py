@@ -172,6 +172,7 @@ def sync(run: Run, remote_name: str | None, timeout: str | None, continue_: bool
 
 
 def status(run: Run, as_json: bool) -> None:
+    from ctx.display import name, visible
     from ctxgit.gitfiles import waiting
     from ctxgit.sync import state
     context = run.context(cache="read")
@@ -184,20 +185,24 @@ def status(run: Run, as_json: bool) -> None:
         run.out(f"remote: none ({data['remote_problem']})")
     else:
         fetched = state.last_fetch(context.root)
-        run.out(f"remote: {remote}")
+        run.out(f"remote: {name(remote)}")
         if data["ahead"] is not None:
             run.out(f"ahead: {_commits(data['ahead'])} not pushed")
             run.out(f"behind: {_commits(data['behind'])} not pulled (as of the last fetch, "
                     f"{state.ago(fetched)})")
     if data["last_sync"]:
-        run.out(f"last sync: {state.ago(data['last_sync'])} ({data['last_sync']}): {data['last_sync_result']}")
+        # (the result quotes what the remote said when it failed)
+        run.out(visible(f"last sync: {state.ago(data['last_sync'])} ({data['last_sync']}): "
+                        f"{data['last_sync_result']}"))
     else:
         run.out("last sync: never")
     run.out("auto-sync: on" if data["auto_sync"] else "auto-sync: off (turn on: `ctx config sync-auto true`)")
     found = waiting.read(context.root)
-    run.out(f"merge: a merge with {found.label} waits: {found.next_step()}" if found else "merge: none waiting")
+    run.out(visible(f"merge: a merge with {name(found.label)} waits: {found.next_step()}") if found
+            else "merge: none waiting")
     if data["uncommitted"]:
-        run.out(f"uncommitted: {', '.join(data['uncommitted'])} (changed outside ctx; the next write "
+        # (file names in the work tree: whatever an agent or a remote named them)
+        run.out(f"uncommitted: {', '.join(map(name, data['uncommitted']))} (changed outside ctx; the next write "
                 "commits it" + (", but not a file a waiting merge holds)" if found else ")"))
     else:
         run.out("uncommitted: none")
