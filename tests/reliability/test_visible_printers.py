@@ -184,3 +184,26 @@ def test_ssh_keygen_gets_no_stdin_of_ours(tmp_path, monkeypatch):
         for fd in (saved, reading, writing):
             os.close(fd)
     assert seen.read_text().strip() == os.devnull
+
+
+def test_a_write_warns_of_a_file_name_visibly(root, run):
+    assert run("set", "k", "v").exit_code == 0
+    victim = Path(os.environ["HOME"]) / "victim.txt"
+    victim.write_text("# not a summary\n", encoding="utf-8")
+    (root / "sessions" / f"2026-01-05_{CLEAR}{FAKE}.md").symlink_to(victim)
+    done = run("set", "k2", "v")
+    assert done.exit_code == 0, done.output
+    assert "symbolic link" in done.stderr
+    _clean(done.stderr)
+    assert done.stderr.count("\n") == 1
+
+
+def test_sync_lines_name_a_remote_and_its_files_visibly(root, run, tmp_path):
+    from support.gitutil import make_bare
+    bare = make_bare(tmp_path / f"remote{CLEAR}.git")
+    assert run("set", "k", "v").exit_code == 0
+    assert run("remote", "add", "o", str(bare)).exit_code == 0  # (a name with a control is refused)
+    for args in (["remote", "-v"], ["sync"], ["status"]):
+        done = run(*args)
+        assert done.exit_code == 0, (args, done.output)
+        _clean((done.stdout + done.stderr).replace("\t", " "))  # (remote -v: name TAB url, as git)
