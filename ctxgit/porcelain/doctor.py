@@ -71,8 +71,8 @@ def _lock_findings(repo) -> list[Finding]:
     findings = []
     for git_dir, shown in places:
         for name, age in stale_locks(git_dir):
-            findings.append(Finding(f"lock file {shown_name(f'{shown}{name}')} ({_age(age)} old): a git command is using it, "
-                                    "or one was interrupted; if none is running, remove it", fixable=False,
+            findings.append(Finding(f"lock file {shown_name(f'{shown}{name}')} ({_age(age)} old): a git command "
+                                    "is using it, or one was interrupted; if none is running, remove it", fixable=False,
                                     kind=f"lock:{shown}{name}"))
     return findings
 

@@ -28,8 +28,8 @@ def remote(run: Run, verbose: bool, as_json: bool) -> None:
 
 
 def remote_add(run: Run, name: str, url: str) -> None:
-    from ctxgit.sync.remote import add_remote
     from ctx.display import name as shown
+    from ctxgit.sync.remote import add_remote
     add_remote(run.context(), name, url)
     run.out(f"added remote {shown(name)}: {shown(url)}")
 
