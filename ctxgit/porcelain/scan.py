@@ -15,7 +15,6 @@ from pygit2.enums import SortMode
 
 from ctx import progress
 from ctx.credentials import scan
-from ctx.display import name, visible
 from ctx.errors import StoreError
 from ctx.storage.files import read_text
 from ctxgit.plumbing.repo import open_repo
@@ -28,13 +27,8 @@ class Report:
     commit: str | None = None
 
     def line(self) -> str:
-        """The finding as one line: the path, the entry and the preview come from files and
-        commits anyone may have written, so each is shown visibly (``ctx.display``)."""
-        hit, finding = self.hit, self.hit.finding
-        commit = f"{self.commit[:8]} " if self.commit else ""
-        at = f" ({name(hit.where)})" if hit.where else ""
-        return (f"{commit}{name(hit.path)}:{hit.line}{at}: {finding.description} "
-                f"[{finding.rule}] {visible(finding.preview)}")
+        where = f"{self.commit[:8]} " if self.commit else ""
+        return where + self.hit.describe()  # (visible text: Hit.describe)
 
     def as_json(self) -> dict:
         return {"commit": self.commit, "path": self.hit.path, "line": self.hit.line,
