@@ -123,7 +123,7 @@ def status_tag(entry: Entry) -> str:
         return ""
     note = entry.get("status_note")
     if note and entry.get("status") != "amended":
-        return f" [{label}: {visible(str(note))}]"
+        return f" [{label}: {name(note)}]"  # (a hand-written note: bounded as a name is)
     return f" [{label}]"
 
 
@@ -176,7 +176,7 @@ def result_line(result) -> str:
 # entries of each tag (ctx/storage/taglines.py), made at the write, so a `list --tag` reads its
 # lines ready. Bump LINE_FORMAT whenever line_parts gives other text: kept parts of another
 # format are made again, never shown.
-LINE_FORMAT = 2  # 2: names, status and excerpt shown visibly (``visible``)
+LINE_FORMAT = 3  # 2: names, status and excerpt shown visibly (``visible``); 3: the status note bounded
 
 
 def line_parts(store: str, key: str, entry: Entry) -> tuple[str, str]:

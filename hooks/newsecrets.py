@@ -54,9 +54,13 @@ class Hit:
         return f"Hit(path={self.path!r}, line={self.line}, finding={self.finding!r}, where={self.where!r})"
 
     def describe(self) -> str:
-        at = f" ({self.where})" if self.where else ""
-        return (f"{self.path}:{self.line}{at}: {self.finding.description} "
-                f"[{self.finding.rule}] {self.finding.preview}")
+        """One line of visible text (``ctx scan``, ``ctx-scan``, a refusal): the path, the entry
+        and the preview come from files anyone may have named and written
+        (tests/reliability/test_visible_printers.py)."""
+        from ctx.display import name, visible
+        at = f" ({name(self.where)})" if self.where else ""
+        return (f"{name(self.path)}:{self.line}{at}: {self.finding.description} "
+                f"[{self.finding.rule}] {visible(self.finding.preview)}")
 
 
 def is_store_path(path: str) -> bool:

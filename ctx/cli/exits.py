@@ -55,16 +55,25 @@ def exit_status_for(error: CtxError) -> int:
     return ExitStatus.FAILED
 
 
+# An error's message quotes what it was given: a key, a path, a file name, a remote's URL or
+# its own words. It is shown as one line of visible text (``ctx.display.visible``), as every
+# other field is, so that no message can move the cursor, write the clipboard or print a
+# second line that looks like ctx's (tests/reliability/test_visible_printers.py). (Imported
+# here, not at the top: only a failure pays for it.)
+
 def error_line(error: CtxError) -> str:
-    return f"ctx: {error}"
+    from ctx.display import visible
+    return visible(f"ctx: {error}")
 
 
 def os_error_line(error: OSError) -> str:
-    return f"ctx: {error.strerror or error}: {error.filename or ''}".rstrip(": ")
+    from ctx.display import visible
+    return visible(f"ctx: {error.strerror or error}: {error.filename or ''}".rstrip(": "))
 
 
 def internal_error_line(error: Exception) -> str:
-    return (f"ctx: internal error: {type(error).__name__}: {error} "
+    from ctx.display import visible
+    return (f"ctx: internal error: {type(error).__name__}: {visible(str(error))} "
             "(set CTX_DEBUG=1 for the traceback)")
 
 

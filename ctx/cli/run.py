@@ -72,8 +72,10 @@ class Run:
     def warn(self, context: Context, extra: list[str] | None = None) -> list[str]:
         """Print what the writes had to say besides their result, each thing once; returns it."""
         warnings = list(dict.fromkeys((extra or []) + context.warnings))
-        for warning in warnings:
-            self.err(f"ctx: {warning}")
+        if warnings:  # (they quote file names and keys: one visible line each)
+            from ctx.display import visible
+            for warning in warnings:
+                self.err(visible(f"ctx: {warning}"))
         return warnings
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 
-from ctx.storage.files import make_dir, read_bytes, read_text, remove
+from ctx.errors import StoreError
+from ctx.storage.files import make_dir, read_text, remove
 from ctxgit.gitfiles.layout import DIR, MANAGED_FILES
 from ctxgit.gitfiles.layout import MERGE as STATE
 
@@ -38,7 +39,8 @@ class Waiting:
         self.theirs, self.label, self.paths = theirs, label, paths
 
     def files(self) -> str:
-        return ", ".join(self.paths) or "the merged files"
+        from ctx.display import name  # (names a remote's tree chose: shown visibly)
+        return ", ".join(map(name, self.paths)) or "the merged files"
 
     def next_step(self) -> str:
         return (f"edit {self.files()} (keep what both sides meant, remove the <<<<<<< ======= >>>>>>> "
@@ -118,13 +120,16 @@ def text_files(root: StrPath) -> list[str]:
 
 
 def files_with_markers(root: StrPath) -> dict[str, list[int]]:
-    """Every text file of the context that holds conflict markers, with their lines."""
+    """Every text file of the context that holds conflict markers, with their lines. A link
+    (RULES.md or a summary made a link to a file outside) is never read through: doctor
+    names it a link (tests/reliability/test_visible_printers.py)."""
     out: dict[str, list[int]] = {}
     for rel in text_files(root):
-        try:
-            lines = marker_lines(read_bytes(os.path.join(root, rel)))
-        except OSError:
+        try:  # (surrogateescape: the bytes as they are, whatever their encoding)
+            text = read_text(os.path.join(root, rel), errors="surrogateescape", follow=False)
+        except (OSError, StoreError):
             continue
+        lines = marker_lines(text.encode("utf-8", "surrogateescape"))
         if lines:
             out[rel] = lines
     return out

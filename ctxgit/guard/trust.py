@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ctx.display import name  # (an author a remote chose is shown as one visible line, bounded)
 from ctx.errors import Conflict
 from ctxgit.gitfiles import layout
 from ctxgit.plumbing.signing import GOOD, verify_config, verify_many
@@ -44,7 +45,7 @@ def incoming(repo: Any, theirs: Any, head: Any = None) -> list[str]:
 
 
 def _listed(found: list[tuple[str, str, str]]) -> str:
-    shown = "; ".join(f"{cid[:8]} by {author}: {why}" for cid, author, why in found[:SHOWN])
+    shown = "; ".join(f"{cid[:8]} by {name(author)}: {why}" for cid, author, why in found[:SHOWN])
     return shown + (f"; and {len(found) - SHOWN} more" if len(found) > SHOWN else "")
 
 

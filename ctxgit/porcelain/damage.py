@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from ctx.display import name as shown
 from ctx.model import STORES, ts_seconds
 from ctx.storage.files import TMP_SUFFIX, is_link, temporary_name
 from ctx.summaries import from_the_future, list_summaries
@@ -30,13 +31,13 @@ def links(root: Path) -> list[Found]:
             places += [f"{folder}/{e.name}" for e in os.scandir(root / folder)]
         except OSError:
             continue
-    return [(f"{rel} is a symbolic link: ctx never follows or commits it; put the file itself "
+    return [(f"{shown(rel)} is a symbolic link: ctx never follows or commits it; put the file itself "
              "back (or remove the link)", f"link:{rel}")
             for rel in places if is_link(root / rel)]
 
 
 def future_summaries(root: Path) -> list[Found]:
-    return [(f"{s.relpath} is named for a date after tomorrow: listed, but never taken as the "
+    return [(f"{shown(s.relpath)} is named for a date after tomorrow: listed, but never taken as the "
              "newest summary; rename it for the day it was written", f"future-summary:{s.name}")
             for s in from_the_future(list_summaries(root))]
 
@@ -52,7 +53,7 @@ def temporaries(root: Path) -> list[Found]:
     if not names:
         return []
     return [(f"memory/ holds {len(names)} temporary file{'s' if len(names) > 1 else ''} of unfinished "
-             f"writes ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}); the next write or "
+             f"writes ({', '.join(map(shown, names[:3]))}{' ...' if len(names) > 3 else ''}); the next write or "
              "`ctx doctor` removes them", "temporaries")]
 
 
@@ -84,20 +85,20 @@ def store_damage(root: Path) -> list[Found]:
         except (ValueError, RecursionError):
             continue
         if doubled:
-            found.append((f"memory/{name}.json names the key {doubled[0]!r} twice in one object: JSON "
+            found.append((f"memory/{name}.json names the key '{shown(doubled[0])}' twice in one object: JSON "
                           "keeps only the last, and a write would drop the other; remove one by hand",
                           f"twice:{name}"))
         entries = data.get("entries") if isinstance(data, dict) else None
         if not isinstance(entries, dict):
             continue
-        ahead = [(key, field) for key, entry in entries.items() if isinstance(entry, dict)
-                 for field in TIME_FIELDS if isinstance(entry.get(field), str)
-                 and ts_seconds(entry[field]) > limit]
+        ahead = {key: field for key, entry in entries.items() if isinstance(entry, dict)
+                 for field in reversed(TIME_FIELDS) if isinstance(entry.get(field), str)
+                 and ts_seconds(entry[field]) > limit}  # (each key once, its first such field)
         if ahead:
-            key, field = ahead[0]
+            key, field = next(iter(ahead.items()))
             more = f" (and {len(ahead) - 1} more)" if len(ahead) > 1 else ""
-            found.append((f"memory/{name}.json: entry {key!r}{more} has its {field} more than a day in "
-                          f"the future ({entries[key][field]}): it would win every later merge; set "
+            found.append((f"memory/{name}.json: entry '{shown(key)}'{more} has its {field} more than a day "
+                          f"in the future ({shown(entries[key][field])}): it would win every later merge; set "
                           "it right by hand", f"future:{name}"))
     return found
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx.context import Context
+from ctx.display import name as shown_name
+from ctx.display import visible
 from ctx.errors import GitError, StoreError
 from ctx.model import STORES
 from ctx.storage.files import incomplete_message, is_link, read_store, sweep_temporaries
@@ -37,7 +39,9 @@ class Finding:
 
     def line(self) -> str:
         mark = "repaired" if self.repaired else ("needs attention" if not self.fixable else "repairable")
-        return f"[{mark}] {self.problem}"
+        # a problem quotes file names, keys, authors and messages from the work tree, a store
+        # file or a remote: one line of visible text, whatever each part took care of
+        return f"[{mark}] {visible(self.problem)}"
 
 
 def loose_bytes(git_dir: Path) -> tuple[int, int]:
@@ -67,8 +71,8 @@ def _lock_findings(repo) -> list[Finding]:
     findings = []
     for git_dir, shown in places:
         for name, age in stale_locks(git_dir):
-            findings.append(Finding(f"lock file {shown}{name} ({_age(age)} old): a git command is using it, "
-                                    "or one was interrupted; if none is running, remove it", fixable=False,
+            findings.append(Finding(f"lock file {shown_name(f'{shown}{name}')} ({_age(age)} old): a git command "
+                                    "is using it, or one was interrupted; if none is running, remove it", fixable=False,
                                     kind=f"lock:{shown}{name}"))
     return findings
 
@@ -83,6 +87,12 @@ def _signing_findings(root: Path, repo) -> list[Finding]:
         return [Finding(str(exc), fixable=False, kind="machine-config")]
     found = untrusted_in_history(repo)
     return [Finding(history_problem(found), fixable=False, kind="unsigned")] if found else []
+
+
+def _names(paths: list[str], shown: int = 20) -> str:
+    """File names for one line: each visible and bounded, at most ``shown`` of them."""
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(shown_name(p) for p in paths[:shown]) + more
 
 
 def _age(seconds: float) -> str:
@@ -138,11 +148,11 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
             findings.append(Finding(f".gitignore lacks {', '.join(missing)}", kind="gitignore"))
         merge = waiting.read(root)
         if merge is not None:
-            findings.append(Finding(f"a merge with {merge.label} is in progress: {merge.next_step()}",
+            findings.append(Finding(f"a merge with {shown_name(merge.label)} is in progress: {merge.next_step()}",
                                     fixable=False, kind="merge"))
         for path, lines in waiting.files_with_markers(root).items():
             shown = ", ".join(str(n) for n in lines[:6]) + (" ..." if len(lines) > 6 else "")
-            findings.append(Finding(f"{path} holds conflict markers (lines {shown}): keep what both sides "
+            findings.append(Finding(f"{shown_name(path)} holds conflict markers (lines {shown}): keep what both sides "
                                     "meant and remove the marker lines" + (
                                         "" if merge is not None and path in merge.paths else
                                         ", then any ctx write commits it"),
@@ -151,10 +161,10 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
         dirty = [p for p in dirty_paths(repo) if not broken_store(root, p) and p not in held
                  and not is_link(root / p)]  # (a link: named by damage.links, never committed)
         if dirty:
-            findings.append(Finding(f"changed outside ctx and not committed: {', '.join(dirty)}", kind="dirty"))
+            findings.append(Finding(f"changed outside ctx and not committed: {_names(dirty)}", kind="dirty"))
         tracked = [e.path for e in repo.index if forbidden(e.path)]
         if tracked:
-            findings.append(Finding(f"in the index but never to be committed: {', '.join(tracked)}",
+            findings.append(Finding(f"in the index but never to be committed: {_names(tracked)}",
                                     kind="tracked"))
         findings += _lock_findings(repo)
         findings += _signing_findings(root, repo)

@@ -15,8 +15,10 @@ from pygit2.enums import SortMode
 
 from ctx import progress
 from ctx.credentials import scan
+from ctx.errors import StoreError
+from ctx.storage.files import read_text
 from ctxgit.plumbing.repo import open_repo
-from hooks.scanner import Hit, is_store_path, scan_file, scan_store_text, scan_text
+from hooks.scanner import Hit, is_store_path, scan_store_text, scan_text
 
 
 @dataclass
@@ -26,7 +28,7 @@ class Report:
 
     def line(self) -> str:
         where = f"{self.commit[:8]} " if self.commit else ""
-        return where + self.hit.describe()
+        return where + self.hit.describe()  # (visible text: Hit.describe)
 
     def as_json(self) -> dict:
         return {"commit": self.commit, "path": self.hit.path, "line": self.hit.line,
@@ -42,9 +44,13 @@ def scan_current(root: Path) -> list[Report]:
     out: list[Report] = []
     paths = [root / "RULES.md"] + sorted((root / "memory").glob("*.json")) + sorted((root / "sessions").glob("*.md"))
     for path in paths:
-        if path.is_file():
-            rel = path.relative_to(root).as_posix()
-            out += [Report(Hit(rel, h.line, h.finding, h.where)) for h in scan_file(str(path))]
+        try:  # a link is never read through (doctor names it), as nowhere else in ctx
+            text = read_text(path, errors="replace", follow=False)
+        except (OSError, StoreError):  # (missing, a folder, a link, not a regular file)
+            continue
+        rel = path.relative_to(root).as_posix()
+        hits = scan_store_text(rel, text) if is_store_path(rel) else scan_text(rel, text)
+        out += [Report(h) for h in hits]
     return out
 
 

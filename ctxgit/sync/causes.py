@@ -87,8 +87,9 @@ def recorded(place: Where) -> bool:
     if keygen is None or not os.path.exists(known):
         return False
     try:
+        # stdin: not ours, as for every child (tests/reliability/test_visible_printers.py)
         done = subprocess.run([keygen, "-F", place.known_hosts_name(), "-f", known],
-                              capture_output=True, timeout=10)
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0 and bool(done.stdout.strip())

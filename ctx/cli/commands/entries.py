@@ -51,6 +51,7 @@ def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> i
 def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: int | None,
           output_format: str = "text") -> None:
     from ctx.cli.commands.sync import before_reading
+    from ctx.cli.exits import error_line
     from ctx.errors import CtxError
     from ctx.start import start_payload
     context = run.context(cache="read")  # writes nothing, not even the index
@@ -58,12 +59,13 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
     try:
         limit = budget(context, max_chars, max_tokens)
     except CtxError as error:  # a bad setting is named, and the whole payload printed
-        run.err(f"ctx: {error}; printing the whole start payload")
+        run.err(f"{error_line(error)}; printing the whole start payload")
         limit = None
     try:
         news = since(context, write=False)
     except Exception as error:  # the section is left out; the session still starts
-        run.err(f"ctx: what changed since your last session is left out: {error}")
+        from ctx.display import visible
+        run.err(f"ctx: what changed since your last session is left out: {visible(str(error))}")
         news = None
     try:
         payload = start_payload(context, days=days, changes=changes, commit=head(context.where),

@@ -111,7 +111,8 @@ def doctor(run: Run, check: bool, as_json: bool) -> int:
     if as_json:
         run.json([{"problem": f.problem, "repaired": f.repaired, "fixable": f.fixable} for f in findings])
     elif not findings:
-        run.out(f"ctx doctor: {context.root} is in order")
+        from ctx.display import visible
+        run.out(visible(f"ctx doctor: {context.root} is in order"))
     else:
         for f in findings:
             run.out(f.line())
@@ -160,7 +161,8 @@ def purge(run: Run, key: str, store: str, yes: bool, as_json: bool) -> None:
         run.json({"purged": f"{store}/{key}", "rewritten": result.rewritten, "old_head": result.old_head,
                   "new_head": result.new_head, "pruned": result.pruned, "notes": result.notes})
         return
-    run.out(f"purged {store}/{key}: rewrote {result.rewritten} commits "
+    from ctx.display import name, visible
+    run.out(f"purged {store}/{name(key)}: rewrote {result.rewritten} commits "
             f"({(result.first or '')[:8]}..{result.old_head[:8]} is now ..{(result.new_head or '')[:8]})")
     for note in result.notes:
-        run.err(f"ctx: warning: {note}")
+        run.err(visible(f"ctx: warning: {note}"))

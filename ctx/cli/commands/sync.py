@@ -17,27 +17,36 @@ CONFLICT_STATUS = 4  # exits.ExitStatus.REFUSED: a merge waits for a human
 
 
 def remote(run: Run, verbose: bool, as_json: bool) -> None:
+    from ctx.display import name as shown
     from ctxgit.sync.remote import list_remotes
     remotes = list_remotes(run.context())
     if as_json:
         run.json([{"name": name, "url": url} for name, url in remotes])
         return
-    for name, url in remotes:
-        run.out(f"{name}\t{url}" if verbose else name)
+    for name, url in remotes:  # (as .git/config holds them: shown visibly)
+        run.out(f"{shown(name)}\t{shown(url)}" if verbose else shown(name))
 
 
 def remote_add(run: Run, name: str, url: str) -> None:
+    from ctx.display import name as shown
     from ctxgit.sync.remote import add_remote
     add_remote(run.context(), name, url)
-    run.out(f"added remote {name}: {url}")
+    run.out(f"added remote {shown(name)}: {shown(url)}")
 
 
 def _commits(n: int) -> str:
     return f"{n:,} commit" + ("" if n == 1 else "s")
 
 
+def _names(paths) -> str:
+    """File names a remote's tree chose, for one line (``ctx.display.name``)."""
+    from ctx.display import name
+    return ", ".join(map(name, paths))
+
+
 def _pull_line(result) -> str:
-    remote = result.remote or "the remote"
+    from ctx.display import name
+    remote = name(result.remote or "the remote")
     if result.kind == "nothing to pull":
         return f"pull: nothing to pull ({remote} has no commits yet)"
     if result.kind == "up to date":
@@ -52,8 +61,8 @@ def _pull_line(result) -> str:
 
 def _push_line(pushed) -> str:
     if pushed.sent:
-        return f"push: sent {_commits(pushed.sent)} to {pushed.remote}"
-    return f"push: {pushed.remote} already had everything"
+        return f"push: sent {_commits(pushed.sent)} to {_names([pushed.remote])}"
+    return f"push: {_names([pushed.remote])} already had everything"
 
 
 def _report(run: Run, result, as_json: bool, pushed=None) -> int:
@@ -72,13 +81,13 @@ def _report(run: Run, result, as_json: bool, pushed=None) -> int:
             lines.append(f"  both sides changed {name(key)}: the later timestamp won; the other value is in "
                          "`ctx history`")
         for old, new in result.renamed:
-            lines.append(f"  two summaries named {old}: one kept as {new}")
+            lines.append(f"  two summaries named {name(old)}: one kept as {name(new)}")
         if pushed:
             lines.append(_push_line(pushed))
     # through run.result: the MCP server gets the text and the JSON of a sync that runs once
     run.result(payload, "\n".join(lines) if lines is not None else None, as_json)
     if result.kind == "conflict":
-        files = ", ".join(result.text_conflicts)
+        files = _names(result.text_conflicts)
         run.err(f"ctx: CONFLICT in {files}: both sides changed the same lines. Nothing was committed or "
                 f"pushed; the conflict markers are in the file: edit {files}, then run `ctx sync --continue` "
                 "(or `ctx sync --abort` to drop the merge)")
@@ -101,7 +110,7 @@ def _recorded(context: Context, work, summary):
 
 def _pull_summary(result) -> tuple[bool, str]:
     if result.kind == "conflict":
-        return False, f"stopped: a merge waits for {', '.join(result.text_conflicts)}"
+        return False, f"stopped: a merge waits for {_names(result.text_conflicts)}"
     return True, _pull_line(result)
 
 
@@ -151,13 +160,13 @@ def sync(run: Run, remote_name: str | None, timeout: str | None, continue_: bool
         if as_json:
             run.json({"aborted": paths})
         else:
-            run.out(f"merge dropped: {', '.join(paths)} put back as this machine last committed "
+            run.out(f"merge dropped: {_names(paths)} put back as this machine last committed "
                     "them; `ctx sync` merges again")
         return 0
     if continue_:
         merged, paths = continue_merge(context)
         if not as_json and merged.kind == "merge":
-            run.out(f"merge: committed with {', '.join(paths)} as you left it (commit {(merged.commit or '')[:8]})")
+            run.out(f"merge: committed with {_names(paths)} as you left it (commit {(merged.commit or '')[:8]})")
 
     def summary(done) -> tuple[bool, str]:
         result, pushed = done
@@ -172,6 +181,7 @@ def sync(run: Run, remote_name: str | None, timeout: str | None, continue_: bool
 
 
 def status(run: Run, as_json: bool) -> None:
+    from ctx.display import name, visible
     from ctxgit.gitfiles import waiting
     from ctxgit.sync import state
     context = run.context(cache="read")
@@ -181,23 +191,27 @@ def status(run: Run, as_json: bool) -> None:
         return
     remote = data["remote"]
     if remote is None:
-        run.out(f"remote: none ({data['remote_problem']})")
+        run.out(visible(f"remote: none ({data['remote_problem']})"))
     else:
         fetched = state.last_fetch(context.root)
-        run.out(f"remote: {remote}")
+        run.out(f"remote: {name(remote)}")
         if data["ahead"] is not None:
             run.out(f"ahead: {_commits(data['ahead'])} not pushed")
             run.out(f"behind: {_commits(data['behind'])} not pulled (as of the last fetch, "
                     f"{state.ago(fetched)})")
     if data["last_sync"]:
-        run.out(f"last sync: {state.ago(data['last_sync'])} ({data['last_sync']}): {data['last_sync_result']}")
+        # (the result quotes what the remote said when it failed)
+        run.out(visible(f"last sync: {state.ago(data['last_sync'])} ({data['last_sync']}): "
+                        f"{data['last_sync_result']}"))
     else:
         run.out("last sync: never")
     run.out("auto-sync: on" if data["auto_sync"] else "auto-sync: off (turn on: `ctx config sync-auto true`)")
     found = waiting.read(context.root)
-    run.out(f"merge: a merge with {found.label} waits: {found.next_step()}" if found else "merge: none waiting")
+    run.out(visible(f"merge: a merge with {name(found.label)} waits: {found.next_step()}") if found
+            else "merge: none waiting")
     if data["uncommitted"]:
-        run.out(f"uncommitted: {', '.join(data['uncommitted'])} (changed outside ctx; the next write "
+        # (file names in the work tree: whatever an agent or a remote named them)
+        run.out(f"uncommitted: {', '.join(map(name, data['uncommitted']))} (changed outside ctx; the next write "
                 "commits it" + (", but not a file a waiting merge holds)" if found else ")"))
     else:
         run.out("uncommitted: none")
@@ -221,11 +235,12 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
         from ctxgit.sync import auto, state
         notices = []
         notice = auto.pull_first(context.root)
+        from ctx.display import name, visible  # (a notice quotes the remote's words, its names)
         if notice:
-            notices.append(notice)
+            notices.append(visible(notice))
         found = waiting.read(root)
         if found is not None:
-            notices.append(f"a merge with {found.label} waits: {found.next_step()}")
+            notices.append(visible(f"a merge with {name(found.label)} waits: {found.next_step()}"))
         return notices, state.brief_line(context.root)
     except Exception:  # the brief is shown without the sync state
         return [], None
