@@ -9,8 +9,6 @@ from ctx.features import config
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 PAGES = sorted(DOCS.glob("*.md"))
-# docs/trust.md is being written on another branch of the same step (hostile remotes and
-# agents); links to it are let through only while it is missing. Remove once it is merged.
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
