@@ -32,12 +32,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # This file is named mcp.py: take its folder off the path so `import mcp` finds the SDK,
-# and load build.py beside it by its path.
+# and load build.py beside it by its path (and runs.py, which build.py imports by name).
 sys.path[:] = [p for p in sys.path if Path(p or os.getcwd()).resolve() != HERE]
-_spec = importlib.util.spec_from_file_location("ctx_bench_build", HERE / "build.py")
-assert _spec is not None and _spec.loader is not None
-build = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build)
+
+
+def _beside(name: str, file: str):
+    spec = importlib.util.spec_from_file_location(name, HERE / file)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_beside("runs", "runs.py")
+build = _beside("ctx_bench_build", "build.py")
 
 WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench"))
 CTX = str(Path(sys.executable).parent / "ctx")

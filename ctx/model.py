@@ -57,9 +57,17 @@ def _rx(pattern: str) -> re.Pattern[str]:
     return found
 
 
+def clock() -> float:
+    """Seconds since the epoch, as a write reads them: its entry's stamps (``now``) and its
+    commit's date. The one seam for a test's clock: ``tests/support/clock.py`` replaces this
+    function, so callers look it up as ``model.clock()`` at each call, never import the name
+    (tests/core/test_letters.py, tests/git/test_git_history.py)."""
+    return time.time()
+
+
 def now() -> str:
     """The current time in the store's form: RFC 3339, UTC, ``Z``, whole seconds."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
 
 
 def format_ts(moment: datetime) -> str:

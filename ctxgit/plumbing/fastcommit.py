@@ -20,7 +20,7 @@ import os
 import struct
 import time
 
-from ctx import phases
+from ctx import model, phases
 from ctx.jsoncodec import compact, loads
 from ctx.storage.files import atomic_write, make_dir, read_bytes, read_text, remove, sweep_temporaries
 from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
@@ -322,7 +322,7 @@ def commit_store(root: StrPath, state: dict, store_path: str, content: bytes, me
     memory_sha, memory_data = _sha(b"tree", _tree_bytes(memory))
     root_tree = [[m, n, memory_sha if n == "memory" else s] for m, n, s in state["root"]]
     root_sha, root_data = _sha(b"tree", _tree_bytes(root_tree))
-    now = int(time.time())
+    now = int(model.clock())  # the entry's clock: a commit is never dated before its entry
     person = f"{name} <{email}> {now} +0000".encode()
     by = f"{committer_name} <{committer_email}> {now} +0000".encode()
     body = (b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n" % (root_sha.encode(), state["head"].encode(),

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
 
-from ctx import settings
+from ctx import model, settings
 from ctx.errors import GitError
 from ctxgit.gitfiles.identity import (
     EMAIL_DOMAIN,
@@ -105,9 +105,9 @@ def clear_half_made(root: Path) -> bool:
 # --- identities -------------------------------------------------------------------
 
 def _signature(name: str, email: str) -> pygit2.Signature:
-    # explicit time: libgit2's clock may lag Python's by a few ms, and a commit must
+    # explicit time, from the entries' clock: libgit2's own may lag it, and a commit must
     # never be dated before the entry timestamp it records
-    return pygit2.Signature(*identity_or_operator(name, email), int(time.time()), 0)
+    return pygit2.Signature(*identity_or_operator(name, email), int(model.clock()), 0)
 
 
 def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 
 import pytest
 
 from ctx import letters
 from ctx.errors import CredentialRefused, InvalidArgument, NotFound
+from support.clock import injected_clock
 from support.gitutil import commit_count, succeeded
 from support.stores import make_entry
 
@@ -190,13 +190,13 @@ def test_send_inbox_and_answer_through_the_cli(run, root):
     assert json.loads(succeeded(run("inbox", "--json", author="Agent One")).stdout)["letters"] == []
 
 
-@pytest.mark.slow  # waits for the clock: timestamps are whole seconds
-def test_inbox_marks_what_came_since_the_readers_last_session(run):
+def test_inbox_marks_what_came_since_the_readers_last_session(run, monkeypatch):
+    clock = injected_clock(monkeypatch)  # timestamps are whole seconds: the clock moves one on
     succeeded(run("init", "--yes"))
     succeeded(run("send", "Agent Two", "before", author="Agent One"))
-    time.sleep(1.05)
+    clock.tick()
     succeeded(run("set", "note_two", "my last session", author="Agent Two"))
-    time.sleep(1.05)
+    clock.tick()
     succeeded(run("send", "Agent Two", "after", author="Agent One"))
     got = json.loads(succeeded(run("inbox", "--json", author="Agent Two")).stdout)
     assert got["last_session"] is not None

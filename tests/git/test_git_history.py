@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from support.clock import injected_clock
 from support.gitutil import (
     CTX_EXE,
     author,
@@ -23,7 +24,6 @@ from support.gitutil import (
     message,
     run_ctx,
     show_file,
-    sleep_to_next_second,
     status_lines,
     subject,
     trailers,
@@ -381,11 +381,12 @@ def test_get_at_when_the_entry_did_not_exist_exits_1(run, root, timeline):
     assert run("get", "k", "--at", "HEAD~1").exit_code == 0
 
 
-def test_get_at_log_since_and_diff_since_by_time(run, root):
+def test_get_at_log_since_and_diff_since_by_time(run, root, monkeypatch):
+    clock = injected_clock(monkeypatch)  # commit times are whole seconds: the clock moves one on
     assert run("set", "k", "morning").exit_code == 0
     assert run("set", "j", "early").exit_code == 0
     early = commit_ids(root)[0]
-    sleep_to_next_second()
+    clock.tick()
     assert run("set", "k", "afternoon").exit_code == 0
     late = commit_ids(root)[0]
     t_early = int(git_out(root, "log", "-1", "--format=%ct", early))

@@ -153,25 +153,28 @@ def test_every_bad_line_gets_its_own_answer_before_the_first_request(stored, tmp
     assert [e["code"] for e in served.errors()] == [-32700, -32600, -32700]
 
 
-def test_a_line_that_is_not_utf8_gets_a_parse_error_naming_the_byte(stored):
+@pytest.mark.parametrize("wire", ["pipe", "file"])
+def test_a_line_that_is_not_utf8_gets_a_parse_error_naming_the_byte(stored, tmp_path, wire):
     bad = b"{\"jsonrpc\": \"2.0\", \"id\": 6, \"method\": \"ping\", \"x\": \"\xff\"}\n"
-    served = serve_bytes(session(bad))
+    served = serve_bytes(session(bad), wire, tmp_path)
     assert_served_after(served)
     [error] = served.errors()
     assert error["code"] == -32700
     assert "UTF-8" in error["message"] and str(bad.index(b"\xff")) in error["message"], error
 
 
-def test_a_line_over_the_bound_is_refused_unread_and_the_server_goes_on(stored):
-    """Six times the bound in one line, written as it is read: an error answer, the next
-    call served, and the server never held the line (its memory grew by half the line at most)."""
+@pytest.mark.parametrize("wire", ["pipe", "file"])
+def test_a_line_over_the_bound_is_refused_unread_and_the_server_goes_on(stored, tmp_path, wire):
+    """Six times the bound in one line (written as it is read, or in a file): an error answer,
+    the next call served, and the server never held the line (its memory grew by half the
+    line at most)."""
     piece = b"x" * (1 << 20)
     over = [b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"ping\", \"x\": \""]
     over += [piece] * (6 * LINE_LIMIT // len(piece))
     over += [b"\"}\n"]
-    baseline = serve_bytes(session())
+    baseline = serve_bytes(session(), wire, tmp_path)
     assert_served_after(baseline)
-    served = serve_bytes(session(*over))
+    served = serve_bytes(session(*over), wire, tmp_path)
     assert_served_after(served)
     [error] = served.errors()
     assert error["code"] == -32700

@@ -213,14 +213,6 @@ def remote_held(root: Path, *args: Any, **kwargs: Any) -> Iterator[None]:
         worker.join()
 
 
-def sleep_to_next_second() -> None:
-    """Sleep until the wall clock has entered a new second (commit times differ)."""
-    start = int(time.time())
-    while int(time.time()) <= start:
-        time.sleep(0.02)
-    time.sleep(0.01)  # libgit2 reads a coarse clock that may lag a few milliseconds
-
-
 def disk_paths(root: Path) -> list[str]:
     """Every file under the root outside ``.git``, relative with ``/``, except the
     lock file and temporary files (which are never committed): sorted."""

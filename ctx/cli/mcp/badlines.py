@@ -4,7 +4,7 @@ JSON-RPC 2.0 answers a line that is not JSON with -32700 (Parse error) and JSON 
 a request with -32600 (Invalid Request), with ``"id": null``: no id could be read from it.
 The SDK's stdio transport hands such a line to the session as an exception, which logs it
 and answers nothing, so a client waiting on it would wait forever; ``drain.py`` answers it
-instead, and ``pipes.py`` answers the two it finds before any parsing (a line over
+instead, and ``stdin.py`` answers the two it finds before any parsing (a line over
 ``LINE_LIMIT``, bytes that are not UTF-8). Each answer is one line, and never echoes the
 line it answers (it may be huge, or written to be shown). Tests:
 tests/mcp/test_mcp_bad_lines.py.
@@ -16,8 +16,7 @@ from mcp import types
 
 # The longest line read. A line is one message; the largest an honest client sends is a
 # tools/call carrying a session summary or a value, far below this. A longer line is dropped
-# as it arrives: the pipe reader's buffer holds at most this much of it (about twice this at
-# the moment the buffer moves), whatever the line's length.
+# as it arrives: the reader holds at most this much of it, whatever the line's length.
 LINE_LIMIT = 16 * 1024 * 1024
 
 _NOT_JSON = ("json_invalid", "string_unicode")  # pydantic's kinds for text that is not JSON

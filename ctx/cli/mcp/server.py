@@ -23,9 +23,9 @@ event loop's thread: a call never overlaps another.
 Resources: ``ctx://rules`` (RULES.md), ``ctx://brief`` (the brief),
 ``ctx://summary/latest`` (the newest session summary).
 
-stdio is the SDK's ``stdio_server``, fed by ``pipes.py`` (the event loop's
-pipe transports instead of a worker thread per line) when both ends are pipes;
-``drain.py`` holds back the end of stdin until every request is answered.
+stdio is the SDK's ``stdio_server``. Its ``stdin`` is ``stdin.py``'s, which reads lines up to a
+bound and as strict UTF-8. ``drain.py`` holds back the end of stdin until every request has
+its answer.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from mcp.shared.exceptions import MCPError
 from ctx import __version__, settings
 from ctx.cli.exits import ExitStatus, error_line, internal_error_line
 from ctx.cli.mcp.drain import answered_before_eof
-from ctx.cli.mcp.pipes import pipes
+from ctx.cli.mcp.stdin import claimed_stdin
 from ctx.cli.mcp.tools import Tool, has_remote, structured, tools
 from ctx.cli.run import CapturingRun, git_recorder, invoke
 from ctx.errors import InvalidArgument, StoreError
@@ -233,11 +233,12 @@ def serve(author: str | None = None) -> None:
     server = make_server(state)
 
     async def main() -> None:
-        async with pipes() as wire:
-            transport = stdio_server() if wire is None else stdio_server(cast(Any, wire[0]), cast(Any, wire[1]))
-            async with transport as (read_stream, write_stream), \
-                    answered_before_eof(read_stream, write_stream) as (reads, writes):
-                await server.run(reads, writes, server.create_initialization_options())
+        with claimed_stdin() as lines:
+            # stdio_server types stdin as anyio's AsyncFile; it only iterates over its lines.
+            async with stdio_server(cast(Any, lines)) as (read_stream, write_stream):
+                lines.answer_on(write_stream)
+                async with answered_before_eof(read_stream, write_stream) as (reads, writes):
+                    await server.run(reads, writes, server.create_initialization_options())
 
     try:
         anyio.run(main)
