@@ -8,10 +8,10 @@
                no processes), plumbing, guard, recorder, porcelain, sync
     hooks/     credential scanning and guards: imports only the core
 
-Imports inside functions count as much as those at the top (they run, only
-later); those under ``if TYPE_CHECKING:`` are for the type checker and do
-not. No two modules may import each other, directly or through others, and
-no module may pass 600 lines.
+Every import counts: at the top, inside functions (they run, only later) and
+under ``if TYPE_CHECKING:`` (a module that needs another's types depends on it
+as much as one that calls it). No two modules may import each other, directly
+or through others, and no module may pass 600 lines.
 """
 
 from __future__ import annotations
@@ -40,22 +40,12 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and (
-        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
-
-
 def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """Every module name an import statement of ``tree`` reaches, outside TYPE_CHECKING blocks."""
+    """Every module name an import statement of ``tree`` reaches, wherever it stands."""
     names: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            for child in node.orelse:  # the else branch of `if TYPE_CHECKING` runs
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -111,15 +101,18 @@ FORBIDDEN = {
 
 
 def test_the_graph_sees_the_imports_it_should():
-    """The reader itself: it finds imports at the top, inside functions, and not under
-    TYPE_CHECKING (a rule checked on an empty graph would pass whatever the code)."""
+    """The reader itself: it finds imports at the top, inside functions and under
+    TYPE_CHECKING, both spellings (a rule checked on an empty graph would pass whatever the code)."""
     assert "click" in GRAPH["ctx.cli.app"]
     assert "ctx.harness.wiring" in GRAPH["ctx.cli.commands.features"] and _layer("ctx.harness.gemini") == "harness"
     assert "ctx.context" in GRAPH["ctxgit.recorder"] or "ctx.changes" in GRAPH["ctxgit.recorder"]
     source = ("import os\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n    from ctxgit import recorder\n"
               "def f():\n    from ctx.model import STORES\n    import click\n")
     names = _imported_names(ast.parse(source), "ctx.example", False)
-    assert {"ctx.model", "click"} <= names and not any(n.startswith("ctxgit") for n in names)
+    assert {"ctx.model", "click", "ctxgit.recorder"} <= names
+    typing_spelling = _imported_names(ast.parse("import typing\nif typing.TYPE_CHECKING:\n    import ctx.errors\n"),
+                                      "ctx.example", False)
+    assert "ctx.errors" in typing_spelling
     relative = _imported_names(ast.parse("from .model import x\nfrom ..errors import y\n"),
                                "ctx.storage.files", False)
     assert {"ctx.storage.model", "ctx.errors"} <= relative
