@@ -1,4 +1,5 @@
-"""The credential rule table (§11), as data: ``ctx.credentials`` builds its rules from it.
+"""The credential rule table (§11), as data, and ``Rule``, one row made usable:
+``ctx.credentials`` scans with them, ``ctx.credentialindex`` indexes their keywords.
 
 One row per kind of credential::
 
@@ -20,8 +21,15 @@ One row per kind of credential::
   ``TEXT``: the keyword may stand anywhere and the expression is matched
   where it stands (a PEM header, ``Authorization: Bearer …``, ``password: …``).
 
-Nothing here is compiled or imported: loading the table costs a few tuples.
+Nothing here is compiled or imported: loading the table costs a few tuples, and a
+``Rule`` compiles its expression when it is first matched.
 """
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 RUN = "run"
 TEXT = "text"
@@ -457,3 +465,35 @@ version policy rotation prefix suffix pattern regex cache partition primary fore
 label alias location dir directory mode kind usage rate csrf xsrf placeholder example sample dummy
 lifetime duration env var variable reset forgot strength rule rules requirement requirements input column
 param parameter template generator""".split())
+
+
+class Rule:
+    """One kind of credential; its expression is compiled on first use."""
+
+    __slots__ = ("id", "description", "keywords", "entropy", "check", "scope", "needs", "_pattern")
+
+    def __init__(self, id: str, description: str, keywords: Iterable[str], pattern,
+                 entropy: float | None = None, check: Callable | str | None = None,
+                 scope: str = RUN) -> None:
+        self.id, self.description, self.keywords = id, description, tuple(keywords)
+        self._pattern, self.entropy, self.check, self.scope = pattern, entropy, check, scope
+        self.needs = tuple(text.encode() for text in NEEDS.get(id, ()))  # (see NEEDS)
+
+    def can_match(self, raw: bytes) -> bool:
+        """Whether ``raw`` (the text as ``scan`` lower-cases it) holds what the expression needs."""
+        return not self.needs or any(text in raw for text in self.needs)
+
+    @property
+    def pattern(self):
+        if isinstance(self._pattern, str):
+            import re
+            self._pattern = re.compile(self._pattern)
+        return self._pattern
+
+    @property
+    def source(self) -> str:
+        """The expression as written in the table."""
+        return self._pattern if isinstance(self._pattern, str) else self._pattern.pattern
+
+    def __repr__(self) -> str:
+        return f"Rule({self.id!r})"

@@ -13,7 +13,7 @@ from ctx.credential_rules import TEXT
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from ctx.credentials import Rule
+    from ctx.credential_rules import Rule
 
 _TOKEN_BYTES = bytes(c for c in range(0x21, 0x7F) if chr(c) not in "\"'`()[]{}<>,;\\?")
 _ALNUM_BYTES = b"abcdefghijklmnopqrstuvwxyz0123456789"

@@ -28,45 +28,13 @@ from __future__ import annotations
 from operator import itemgetter
 
 from ctx import credential_rules as _data
-from ctx.credential_rules import MIN_RUN, RUN, TABLE
+from ctx.credential_rules import MIN_RUN, TABLE, Rule
 from ctx.credentialindex import Index, Runs
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
     import re  # (at run time only where an expression is compiled: a clean value needs none)
-    from collections.abc import Callable, Iterable
-
-
-class Rule:
-    """One kind of credential; its expression is compiled on first use."""
-
-    __slots__ = ("id", "description", "keywords", "entropy", "check", "scope", "needs", "_pattern")
-
-    def __init__(self, id: str, description: str, keywords: Iterable[str], pattern,
-                 entropy: float | None = None, check: Callable | str | None = None,
-                 scope: str = RUN) -> None:
-        self.id, self.description, self.keywords = id, description, tuple(keywords)
-        self._pattern, self.entropy, self.check, self.scope = pattern, entropy, check, scope
-        self.needs = tuple(text.encode() for text in _data.NEEDS.get(id, ()))  # (see NEEDS)
-
-    def can_match(self, raw: bytes) -> bool:
-        """Whether ``raw`` (the text as ``scan`` lower-cases it) holds what the expression needs."""
-        return not self.needs or any(text in raw for text in self.needs)
-
-    @property
-    def pattern(self):
-        if isinstance(self._pattern, str):
-            import re
-            self._pattern = re.compile(self._pattern)
-        return self._pattern
-
-    @property
-    def source(self) -> str:
-        """The expression as written in the table."""
-        return self._pattern if isinstance(self._pattern, str) else self._pattern.pattern
-
-    def __repr__(self) -> str:
-        return f"Rule({self.id!r})"
+    from collections.abc import Callable
 
 
 class Finding:

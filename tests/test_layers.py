@@ -8,10 +8,10 @@
                no processes), plumbing, guard, recorder, porcelain, sync
     hooks/     credential scanning and guards: imports only the core
 
-Imports inside functions count as much as those at the top (they run, only
-later); those under ``if TYPE_CHECKING:`` are for the type checker and do
-not. No two modules may import each other, directly or through others, and
-no module may pass 600 lines.
+Every import counts: at the top, inside functions (they run, only later) and
+under ``if TYPE_CHECKING:`` (a module that needs another's types depends on it
+as much as one that calls it). No two modules may import each other, directly
+or through others, and no module may pass 600 lines.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+from ctx.cli.params import HANDLERS
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("ctx", "ctxgit", "hooks")
@@ -40,22 +42,12 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and (
-        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
-
-
 def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """Every module name an import statement of ``tree`` reaches, outside TYPE_CHECKING blocks."""
+    """Every module name an import statement of ``tree`` reaches, wherever it stands."""
     names: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            for child in node.orelse:  # the else branch of `if TYPE_CHECKING` runs
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -73,13 +65,28 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return names
 
 
+def _handler_names(tree: ast.AST) -> list[str]:
+    """The handlers a module's ``Command(...)`` rows name: their second argument, a
+    ``"module:function"`` of ``HANDLERS`` that ``run.handler_of`` imports when the command
+    runs, so the row's module depends on that handler's module as if it imported it."""
+    return [call.args[1].value for call in ast.walk(tree)
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Command"
+            and len(call.args) > 1 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)]
+
+
+def _handler_module(handler: str) -> str:
+    return f"{HANDLERS}.{handler.partition(':')[0]}"
+
+
 def _graph() -> dict[str, set[str]]:
-    """Module -> the modules of ctx, ctxgit and hooks it imports (and "click" when it does)."""
+    """Module -> the modules of ctx, ctxgit and hooks it imports or names a handler of (and
+    "click" when it imports it)."""
     graph: dict[str, set[str]] = {}
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         targets = set()
-        for name in _imported_names(tree, module, path.name == "__init__.py"):
+        named = [_handler_module(handler) for handler in _handler_names(tree)]
+        for name in [*_imported_names(tree, module, path.name == "__init__.py"), *named]:
             if name == "click" or name.startswith("click."):
                 targets.add("click")
             elif name in MODULES and name != module:
@@ -111,18 +118,37 @@ FORBIDDEN = {
 
 
 def test_the_graph_sees_the_imports_it_should():
-    """The reader itself: it finds imports at the top, inside functions, and not under
-    TYPE_CHECKING (a rule checked on an empty graph would pass whatever the code)."""
+    """The reader itself: it finds imports at the top, inside functions and under
+    TYPE_CHECKING, both spellings (a rule checked on an empty graph would pass whatever the code)."""
     assert "click" in GRAPH["ctx.cli.app"]
     assert "ctx.harness.wiring" in GRAPH["ctx.cli.commands.features"] and _layer("ctx.harness.gemini") == "harness"
     assert "ctx.context" in GRAPH["ctxgit.recorder"] or "ctx.changes" in GRAPH["ctxgit.recorder"]
     source = ("import os\nTYPE_CHECKING = False\nif TYPE_CHECKING:\n    from ctxgit import recorder\n"
               "def f():\n    from ctx.model import STORES\n    import click\n")
     names = _imported_names(ast.parse(source), "ctx.example", False)
-    assert {"ctx.model", "click"} <= names and not any(n.startswith("ctxgit") for n in names)
+    assert {"ctx.model", "click", "ctxgit.recorder"} <= names
+    typing_spelling = _imported_names(ast.parse("import typing\nif typing.TYPE_CHECKING:\n    import ctx.errors\n"),
+                                      "ctx.example", False)
+    assert "ctx.errors" in typing_spelling
     relative = _imported_names(ast.parse("from .model import x\nfrom ..errors import y\n"),
                                "ctx.storage.files", False)
     assert {"ctx.storage.model", "ctx.errors"} <= relative
+
+
+def test_every_handler_the_table_names_is_an_edge():
+    """Each row's handler, read from the source, is the one the table resolves: a row whose
+    handler were not a literal "module:function" would hide its module from the graph."""
+    from ctx.cli.run import handler_of
+    from ctx.cli.table import commands
+    rows = [c for c in commands() if c.handler is not None]
+    read = [h for path in MODULES.values() for h in _handler_names(ast.parse(path.read_text(encoding="utf-8")))]
+    assert sorted(read) == sorted(c.handler for c in rows)
+    for command in rows:
+        function = handler_of(command)
+        assert callable(function) and function.__module__ == _handler_module(command.handler), command.name
+    assert "ctx.cli.commands.mcp" in GRAPH["ctx.cli.table"]
+    assert "ctx.cli.commands.entries" in GRAPH["ctx.cli.table_entries"]
+    assert _handler_names(ast.parse('Command("x", "area:go", "s", "h")\nCommand("g", None, "s", "h")\n')) == ["area:go"]
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))
@@ -132,8 +158,8 @@ def test_each_layer_imports_only_what_it_may(module):
     assert not wrong, f"{module} ({layer}) imports {', '.join(wrong)}"
 
 
-def test_no_import_cycles():
-    """Tarjan's strongly connected components: every one must be a single module."""
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one module."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -146,7 +172,7 @@ def test_no_import_cycles():
         counter[0] += 1
         stack.append(node)
         on_stack.add(node)
-        for target in GRAPH.get(node, ()):
+        for target in graph.get(node, ()):
             if target == "click":
                 continue
             if target not in index:
@@ -165,10 +191,22 @@ def test_no_import_cycles():
             if len(component) > 1:
                 cycles.append(sorted(component))
 
-    for module in sorted(GRAPH):
+    for module in sorted(graph):
         if module not in index:
             connect(module)
+    return cycles
+
+
+def test_no_import_cycles():
+    cycles = _cycles(GRAPH)
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_would_catch_one():
+    """Issue 36's hidden cycle, made up: a table naming the handler that serves the table."""
+    graph = {"table": {"handler"}, "handler": {"server"}, "server": {"table", "click"}, "leaf": set()}
+    assert _cycles(graph) == [["handler", "server", "table"]]
+    assert _cycles({**graph, "server": {"click"}}) == []
 
 
 # ctxgit's floors, lowest first: a module imports ctxgit modules of its own floor or below

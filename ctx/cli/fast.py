@@ -16,7 +16,7 @@ import gc
 import sys
 
 from ctx.cli.params import FLAG, INT, MULTI, WORDS
-from ctx.cli.table import fast_command
+from ctx.cli.table_entries import fast_command
 from ctx.settings import flag
 
 TYPE_CHECKING = False

@@ -12,7 +12,6 @@ from ctx.model import SCOPES, SOURCES, STATUSES, STORES
 
 TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 # kinds of value
@@ -23,6 +22,8 @@ MULTI = "multi"    # an option given any number of times: a list of strings
 WORDS = "words"    # the remaining words (an argument): a list of strings
 
 SEARCH_LIMIT = 50  # search's default limit (list has none)
+
+HANDLERS = "ctx.cli.commands"  # the package a ``Command.handler``'s module is in
 
 
 class Opt:
@@ -70,9 +71,11 @@ class Stdin:
 class Command:
     """One command: its words, its handler, its help, its parameters and what it does.
 
-    ``name`` is its words ("summary new"); ``handler`` a function that returns the
-    function doing the work (``lambda: commands.entries.get``: the handler's module
-    loads when the command runs, not at every start); ``reads``: it never writes;
+    ``name`` is its words ("summary new"); ``handler`` names the function doing the
+    work as ``"module:function"`` of ``HANDLERS`` (``"entries:get"``; None for a group),
+    resolved in one place, ``run.handler_of``, when the command runs (a start loads no
+    handler it does not run), and read by tests/test_layers.py as an import of the
+    table's module; ``reads``: it never writes;
     ``fast``: the fast door takes it; ``words_rule``: options may stand before or after
     its words, never between them (§9.1); ``git``: it works on the context's
     repository, so ``CTX_NO_GIT=1`` refuses it with a reason.
@@ -89,7 +92,7 @@ class Command:
                  "hidden", "group", "words_rule", "idempotent", "destructive", "git", "slow", "network",
                  "pulls", "auto_sync", "tool", "stdin")
 
-    def __init__(self, name: str, handler: Callable[[], Callable[..., Any]] | None, summary: str, help: str,
+    def __init__(self, name: str, handler: str | None, summary: str, help: str,
                  epilog: str = "", *, args: tuple[Arg, ...] = (), options: tuple[Opt, ...] = (),
                  reads: bool = False, fast: bool = False, hidden: bool = False, group: bool = False,
                  words_rule: bool = False, idempotent: bool = False, destructive: bool = False,

@@ -147,10 +147,14 @@ def require_git(what: str) -> None:
 
 
 def handler_of(command: Command) -> Callable[..., Any]:
-    """The function that does ``command``'s work (its module loads now, on first use)."""
+    """The function that does ``command``'s work, named by its row (``"entries:get"``): the
+    one place a handler's name is resolved, its module loading now, on first use."""
     if command.handler is None:
         raise InvalidArgument(f"ctx {command.name} needs a subcommand")
-    return command.handler()
+    from ctx.cli.params import HANDLERS
+    module, _, function = command.handler.partition(":")
+    # (__import__ with a fromlist gives the module itself; importlib loads warnings)
+    return getattr(__import__(f"{HANDLERS}.{module}", fromlist=("__name__",)), function)
 
 
 def check_words(command: Command, values: dict[str, Any]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import textwrap
 
-import ctx.cli.commands as handlers  # a handler's module loads when its command runs
 from ctx.cli.params import ANY_STORE, FLAG, JSON, Arg, Command, Opt, Stdin
 from ctx.harness.registry import HARNESSES, NAMES
 
@@ -24,33 +23,8 @@ def _targets() -> str:
             "CTX_HOME and CTX_AUTHOR in its env (see `ctx mcp --help`):\n" + "\n".join(mcp))
 
 
-def _entries() -> str:
-    """`ctx mcp --help`'s entry of each harness, as `ctx wire TARGET --mcp` writes it into a new file."""
-    import json
-    from pathlib import Path
-
-    from ctx.harness.base import Wiring
-    shown = []
-    for h in HARNESSES.values():
-        if h.has_mcp:
-            text = h.mcp_text(None, Wiring(Path("/home/me/ctx"), h.agent, "/usr/local/bin/ctx"))
-            if text.startswith("{"):  # JSON: on as few lines as it takes
-                text = textwrap.fill(json.dumps(json.loads(text), ensure_ascii=False), 72, subsequent_indent="  ",
-                                     break_on_hyphens=False, break_long_words=False)
-            env = textwrap.fill(f"Its environment: {h.server_env}.", 72, initial_indent="    ",
-                                subsequent_indent="    ", break_on_hyphens=False)
-            where = textwrap.fill(f"{h.mcp_help}:", 72, initial_indent=f"  {h.name}  ", subsequent_indent="    ",
-                                  break_on_hyphens=False)
-            shown.append(where + "\n" + textwrap.indent(text.rstrip(), "    ")
-                         + "\n" + env)
-    return "\n".join(shown)
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
-    from ctx.cli.commands import features, mcp, summary  # noqa: F401
-
 FEATURES: tuple[Command, ...] = (
-    Command("export", lambda: handlers.features.export, "All stores (or one) as one JSON file.",
+    Command("export", "features:export", "All stores (or one) as one JSON file.",
             "Write every store, or one, to one JSON file (stdout without -o). Reads only.", """\
 Examples:
   ctx export -o ~/ctx-backup.json
@@ -61,7 +35,7 @@ File shape: {"format": "ctx-export", "version": "1", "exported": TIME,
 """, options=(ANY_STORE, Opt("output", "-o", "--output", metavar="FILE",
                              help="Write FILE (mode 0600) instead of stdout.")),
             reads=True),
-    Command("import", lambda: handlers.features.import_, "Merge an export file in, as one commit.", """\
+    Command("import", "features:import_", "Merge an export file in, as one commit.", """\
 Merge FILE (from `ctx export`; - for stdin) into the context, entry by
 entry, as one commit. Refuses a file of an unknown format or version.""", """\
 Examples:
@@ -82,7 +56,7 @@ JSON shape: {"dry_run", "added", "changed", "kept", "conflicts"}, each a
                      Opt("dry_run", "--dry-run", kind=FLAG, help="Report what would change; write nothing."),
                      Opt("force", "--force", kind=FLAG, help="Import even values that look like credentials (§11)."),
                      JSON), idempotent=True),
-    Command("cleanup", lambda: handlers.features.cleanup, "Delete expired session-scoped entries (§3.7).",
+    Command("cleanup", "features:cleanup", "Delete expired session-scoped entries (§3.7).",
             "Delete session-scoped entries older than AGE, in one commit.", """\
 Examples:
   ctx cleanup --dry-run
@@ -95,7 +69,7 @@ JSON shape: {"dry_run", "cutoff", "deleted": [{"store", "key",
                   help="Minutes, hours or days: 30m, 24h, 7d."),
               Opt("dry_run", "--dry-run", kind=FLAG, help="List what would go; write nothing."), JSON),
             idempotent=True, destructive=True),
-    Command("stats", lambda: handlers.features.stats, "Counts by store, source, basis, scope, status, tag.", """\
+    Command("stats", "features:stats", "Counts by store, source, basis, scope, status, tag.", """\
 Count the entries by store, source, basis, scope, status and tag, and the
 repository's commits and authors. Reads only.""", """\
 Examples:
@@ -106,7 +80,7 @@ JSON shape: {"entries", "stores": {store: n}, "source": {..}, "basis":
   {tag: n}, "repository": null | {"commits", "authors": {name: n},
   "first", "last"}}. The repository part is the whole repository's.
 """, options=(ANY_STORE, JSON), reads=True),
-    Command("config", lambda: handlers.features.config, "Get or set the context's configuration.",
+    Command("config", "features:config", "Get or set the context's configuration.",
             "Print every key, print KEY's value, or set KEY to VALUE.", """\
 Examples:
   ctx config                        # every key and its value
@@ -136,7 +110,7 @@ Examples:
   ctx summary list
   ctx summary show
 """, group=True),
-    Command("summary new", lambda: handlers.summary.new, "Write this session's summary.", """\
+    Command("summary new", "summary:new", "Write this session's summary.", """\
 Write the next summary of today's local date (YYYY-MM-DD[suffix]_session.md)
 from the §7 template, and commit it.""", """\
 Example:
@@ -155,21 +129,21 @@ JSON shape: {"name", "path"}.
             tool=True, stdin=Stdin("from_stdin", "text", "The summary, in Markdown (what `ctx summary new "
                                    "--from-stdin` reads): '## Done', '## Decisions', '## Open' (required), "
                                    "'## Commits'.")),
-    Command("summary list", lambda: handlers.summary.list_, "Every summary, oldest first.",
+    Command("summary list", "summary:list_", "Every summary, oldest first.",
             "Every summary in sessions/, oldest first, with its agent and open items.", """\
 Example:
   ctx summary list --json
 JSON shape: a list of {"name", "path", "date", "agent", "open"} (open:
   how many open items), oldest first; the last is the newest.
 """, options=(JSON,), reads=True),
-    Command("summary show", lambda: handlers.summary.show, "Print a summary (the newest by default).",
+    Command("summary show", "summary:show", "Print a summary (the newest by default).",
             "Print the summary NAME (with or without _session.md), or the newest.", """\
 Examples:
   ctx summary show
   ctx summary show 2026-10-13b
 Exits 1 when there is no such summary.
 """, args=(Arg("name", required=False, help="The summary (default: the newest)."),), reads=True),
-    Command("wire", lambda: handlers.features.wire, "Wire a harness to start from ctx (§5.3).",
+    Command("wire", "features:wire", "Wire a harness to start from ctx (§5.3).",
             "Show, or with --apply make, the change that wires TARGET to ctx.", """\
 Examples:
   ctx wire claude-code              # show the change (a unified diff)
@@ -195,24 +169,4 @@ JSON shape: {"target", "changed", "applied", "notes", "files": [{"path",
                      Opt("trust", "--trust", kind=FLAG, help="gemini --mcp: add \"trust\": true (Gemini CLI "
                          "then runs ctx's tools without asking you to confirm each call)."),
                      JSON), idempotent=True, auto_sync=False),
-    Command("mcp", lambda: handlers.mcp.serve, "Serve ctx to MCP clients over stdio.", """\
-Serve the context to an MCP client (Claude Code, Codex, Gemini CLI, Cursor...)
-over stdin and stdout, until the client closes it. A harness starts it.
-
-Each tool is the ctx command of the same name (start, brief, get, set,
-amend, supersede, resolve, basis, delete, search, list, history, log, diff,
-summary_new, send, inbox, handoff, remind, review; sync where a remote is set), its options as arguments; a
-result holds the command's text and its --json object. Resources:
-ctx://rules, ctx://brief, ctx://summary/latest. Writes are commits, signed
---author or $CTX_AUTHOR. Needs the mcp extra: pip install 'ctx-memory[mcp]'.""", """\
-Examples:
-  ctx wire claude-code --mcp --apply    # or codex, gemini, cursor
-  CTX_HOME=~/ctx ctx mcp --author "Agent One"
-
-How each harness runs it: `ctx wire TARGET --mcp` writes this entry, with
-this installation's ctx, $CTX_HOME and the agent's name:
-""" + _entries() + """
-""", options=(Opt("author", "--author", metavar="NAME",
-                   help="Sign writes with NAME (default: $CTX_AUTHOR, else the operator)."),),
-            auto_sync=False),
 )

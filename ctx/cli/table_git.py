@@ -4,12 +4,7 @@ Their handlers are in ``commands/history.py``, ``commands/view.py`` and ``comman
 
 from __future__ import annotations
 
-import ctx.cli.commands as handlers  # a handler's module loads when its command runs
 from ctx.cli.params import ANY_STORE, FLAG, INT, JSON, KEY, REMOTE, STORE, Arg, Command, Opt
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # for the checker and the editor: the handlers' modules
-    from ctx.cli.commands import history, sync, view  # noqa: F401
 
 # cli_only: an MCP tool is always an agent's to call, and an agent may not take a weaker
 # protection (ctxgit/sync/arrived.py; test_sync_announces.py)
@@ -18,7 +13,7 @@ ACCEPT_WEAKER = Opt("accept_weaker", "--accept-weaker", kind=FLAG, cli_only=True
                          "the operator only (exit 4 with CTX_AUTHOR set).")
 
 HISTORY: tuple[Command, ...] = (
-    Command("history", lambda: handlers.history.history, "Every version of an entry, newest first.", """\
+    Command("history", "history:history", "Every version of an entry, newest first.", """\
 Every version of an entry, newest first: commit, time, author, operation, value.
 
 Exits 1 when the key never existed in the store.""", """\
@@ -35,7 +30,7 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
                           Opt("limit", "-n", kind=INT, minimum=1, help="At most N versions."),
                           Opt("verbose", "-v", "--verbose", kind=FLAG, help="Whole values, not excerpts."), JSON),
             reads=True, git=True, tool=True),
-    Command("log", lambda: handlers.history.log, "The context's commits, newest first.", """\
+    Command("log", "history:log", "The context's commits, newest first.", """\
 The context's commits, one line each: id, local date, author, subject.
 The author is who wrote the entry (CTX_AUTHOR); when another account
 committed it (the machine's git identity), the line says "Agent Z via
@@ -63,7 +58,7 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
                      Opt("verify", "--verify", kind=FLAG,
                          help="Check each commit's signature: good, bad, unknown signer or unsigned."),
                      JSON), reads=True, git=True, tool=True),
-    Command("diff", lambda: handlers.history.diff, "Entry-level changes between two states.", """\
+    Command("diff", "history:diff", "Entry-level changes between two states.", """\
 Entries added, removed and changed (field by field) between two states.
 
 Without REV2 the later state is the store files on disk; without REV and
@@ -80,7 +75,7 @@ JSON shape: {"from", "to", "changes": [{"store", "key", "change":
             options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices, help="Only this store."),
                      Opt("since", "--since", metavar="TIME", help="From the state just before TIME."), JSON),
             reads=True, git=True, tool=True),
-    Command("view", lambda: handlers.view.view, "Write the operator's view: one HTML page to audit the context.", """\
+    Command("view", "view:view", "Write the operator's view: one HTML page to audit the context.", """\
 Write one self-contained HTML page to audit the context, and print its path:
 the entry counts, the commit shown and the sync state; writes per day by
 author (a chart) and every commit, filterable by author and operation; the
@@ -103,7 +98,7 @@ JSON shape: {"path", "bytes", "commit", "entries", "commits"}.
               Opt("author", "--author", metavar="NAME", help="Only commits whose author name or email contains "
                                                              "NAME (and the entries they changed)."), JSON),
             reads=True, git=True, auto_sync=False),
-    Command("revert", lambda: handlers.history.revert, "Undo one commit's change, as a new commit.", """\
+    Command("revert", "history:revert", "Undo one commit's change, as a new commit.", """\
 Undo one commit's change to the stores, as a new commit.
 
 The reverted commit stays in history. Refused (exit 4) when a later
@@ -111,7 +106,7 @@ commit changed one of the same entries.""", """\
 Example:
   ctx revert 3f2a91c0
 """, args=(Arg("rev", help="The commit to undo."),), options=(JSON,), git=True),
-    Command("doctor", lambda: handlers.history.doctor, "Check the context and repair what is safe.", """\
+    Command("doctor", "history:doctor", "Check the context and repair what is safe.", """\
 Check the context: store files, repository, uncommitted changes, .gitignore,
 git lock files (here and in remotes on a local path), size.
 
@@ -126,7 +121,7 @@ Examples:
 Example:
   ctx hooks install
 """, group=True),
-    Command("hooks install", lambda: handlers.history.hooks_install, "Install the pre-commit hook.", """\
+    Command("hooks install", "history:hooks_install", "Install the pre-commit hook.", """\
 Install .git/hooks/pre-commit in the context root: a manual `git commit`
 that adds a credential, memory/.lock or a temporary file is refused.
 
@@ -134,7 +129,7 @@ A hook ctx did not write is left as it is (and said so).""", """\
 Example:
   ctx hooks install
 """, options=(JSON,), idempotent=True, git=True),
-    Command("scan", lambda: handlers.history.scan, "Find credentials in the context (and its history).", """\
+    Command("scan", "history:scan", "Find credentials in the context (and its history).", """\
 Scan the store files, summaries and RULES.md for credentials.
 
 Findings name the store/key (or file and line) and the commit, never the
@@ -147,7 +142,7 @@ Exit status 1 when something is found. JSON shape: a list of {"commit"
   or null), "rule", "kind", "preview"}.
 """, options=(Opt("in_history", "--history", kind=FLAG, help="Scan every commit too (blobs and messages)."), JSON),
             reads=True, slow=True),
-    Command("purge", lambda: handlers.history.purge, "Remove an entry from the whole history.", """\
+    Command("purge", "history:purge", "Remove an entry from the whole history.", """\
 Remove an entry from every commit, for a secret that slipped through.
 
 Rewrites the commits that hold it (every other entry kept byte for byte,
@@ -160,7 +155,7 @@ Example:
 )
 
 SYNC: tuple[Command, ...] = (
-    Command("remote", lambda: handlers.sync.remote, "Remotes to sync with.", """\
+    Command("remote", "sync:remote", "Remotes to sync with.", """\
 List the context's remotes, or add one (any git remote: a bare
 repository on a server, GitHub, GitLab, a USB disk).""", """\
 Examples:
@@ -169,7 +164,7 @@ Examples:
   ctx remote -v
 """, options=(Opt("verbose", "-v", "--verbose", kind=FLAG, help="Show each remote's URL."), JSON),
             reads=True, group=True, git=True, auto_sync=False),
-    Command("remote add", lambda: handlers.sync.remote_add, "Add a remote.",
+    Command("remote add", "sync:remote_add", "Add a remote.",
             """\
 Add a remote NAME at URL (a path, file://, ssh or https). A URL with a
 password in it is refused: a git credential helper keeps it instead.""",
@@ -178,7 +173,7 @@ Example:
   ctx remote add origin /srv/git/ctx.git
 """, args=(Arg("name", help="The remote's name."), Arg("url", help="Where it is.")), idempotent=True, git=True,
             auto_sync=False),
-    Command("pull", lambda: handlers.sync.pull, "Fetch and merge from a remote.", """\
+    Command("pull", "sync:pull", "Fetch and merge from a remote.", """\
 Fetch REMOTE (default: main's upstream; without one, the only remote, or
 origin) and merge it, entry by entry. Never rewrites local history; a merge is a commit with both parents.
 Says what changed besides entries and refuses a weaker protection as `ctx sync` does.""", """\
@@ -187,7 +182,7 @@ Example:
 JSON shape: as `ctx sync --json`'s, with "pushed" and "sent" null.
 """, args=(REMOTE,), options=(ACCEPT_WEAKER, JSON), git=True, slow=True, pulls=True, network=True,
             auto_sync=False),
-    Command("push", lambda: handlers.sync.push, "Push main to a remote.", """\
+    Command("push", "sync:push", "Push main to a remote.", """\
 Push main to REMOTE and make it main's upstream (so `git pull` works too).
 Says how many commits it sent ("origin already had everything" when none).
 Refused (exit 4) when the remote has changes this machine lacks: `ctx sync`.""", """\
@@ -195,7 +190,7 @@ Example:
   ctx push origin
 JSON shape: {"pushed": remote, "sent": n}.
 """, args=(REMOTE,), options=(JSON,), idempotent=True, git=True, slow=True, network=True, auto_sync=False),
-    Command("sync", lambda: handlers.sync.sync, "Pull, merge and push: the everyday command.", """\
+    Command("sync", "sync:sync", "Pull, merge and push: the everyday command.", """\
 Pull (merging entry by entry), then push, and say what was received and sent,
 and what changed besides entries: RULES.md (by whom), entries deleted per
 store, config.json keys (old -> new), summaries added. A remote commit that
@@ -227,7 +222,7 @@ JSON shape: {"result": "up to date"|"fast-forward"|"merge"|"nothing to pull"
                 Opt("abort", "--abort", kind=FLAG, help="Drop the waiting merge; put its files back."),
                 ACCEPT_WEAKER, JSON), idempotent=True, git=True, slow=True, pulls=True, network=True, auto_sync=False,
             tool=True),
-    Command("status", lambda: handlers.sync.status, "Where syncing stands on this machine.", """\
+    Command("status", "sync:status", "Where syncing stands on this machine.", """\
 Commits not pushed, commits not pulled as of the last fetch, the last sync
 and how it ended, whether auto-sync is on, a merge that waits, and files
 changed outside ctx and not committed yet. Reads only (no network).""", """\
@@ -239,7 +234,7 @@ JSON shape: {"remote": name|null, "remote_problem": text|null (why no
   time|null, "last_sync_result": text|null, "auto_sync": bool,
   "merge_in_progress": bool, "uncommitted": [path]}.
 """, options=(JSON,), reads=True, git=True, auto_sync=False),
-    Command("clone", lambda: handlers.sync.clone, "A new context root from a remote.", """\
+    Command("clone", "sync:clone", "A new context root from a remote.", """\
 Clone URL into PATH (default: $CTX_HOME, else ~/ctx), with hooks, merge
 driver and upstream set. An empty remote gives a new context that pushes there.
 Through git where it is installed (your ~/.ssh/config, agent and credential
@@ -250,7 +245,7 @@ Examples:
   CTX_HOME=~/ctx ctx clone /media/usb/ctx.git
 """, args=(Arg("url", help="The remote to clone."), Arg("path", required=False, help="Where (default: $CTX_HOME).")),
             options=(JSON,), git=True, slow=True, network=True, auto_sync=False),
-    Command("merge-driver", lambda: handlers.sync.merge_driver, "",
+    Command("merge-driver", "sync:merge_driver", "",
             "git's merge driver for store files (configured as merge.ctx.driver).",
             args=(Arg("base"), Arg("ours"), Arg("theirs"), Arg("path", required=False, default="store")), hidden=True,
             auto_sync=False),

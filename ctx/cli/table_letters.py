@@ -6,18 +6,13 @@ module is loaded on every start, so it holds the rows only."""
 
 from __future__ import annotations
 
-import ctx.cli.commands as handlers  # a handler's module loads when its command runs
 from ctx.cli.params import FLAG, FORCE, JSON, KEY, STORE, WORDS, Arg, Command, Opt
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # for the checker and the editor: the handlers' module
-    from ctx.cli.commands import letters  # noqa: F401
 
 SHAPES = ("request", "report", "decision", "ack", "handoff")  # ctx/letters.py's, listed without importing it
 TO = Arg("to", metavar="TO", help="The recipient: an agent's name as its CTX_AUTHOR, or operator.")
 
 LETTERS: tuple[Command, ...] = (
-    Command("send", lambda: handlers.letters.send, "Write a letter to an agent or the operator.", """\
+    Command("send", "letters:send", "Write a letter to an agent or the operator.", """\
 Write a letter to TO: an entry of the shared store keyed under the
 recipient (comms:<recipient>:<second>-<random>:<words>), so that
 `ctx list --prefix comms:<recipient>:` finds every letter to them, and
@@ -38,7 +33,7 @@ JSON shape: {"store", "key", "entry", "warnings"}.
                      Opt("expects", "--expects", metavar="TEXT", help="What answer it wants, if any."),
                      Opt("re", "--re", metavar="KEY", help="The letter (or shared entry) this answers."),
                      FORCE, JSON), fast=True, words_rule=True, tool=True),
-    Command("inbox", lambda: handlers.letters.inbox, "The open letters to you (CTX_AUTHOR, else operator).", """\
+    Command("inbox", "letters:inbox", "The open letters to you (CTX_AUTHOR, else operator).", """\
 The letters to CTX_AUTHOR (unset: operator) that are open (no letter
 with --re answers them, not resolved), newest first; those written since
 your last session (your newest commit here) are marked new (*). Reads only.""", """\
@@ -54,7 +49,7 @@ JSON shape: {"reader", "last_session": TIME|null, "letters": [{"key",
               Opt("since", "--since", metavar="TIME",
                   help="timestamp at or after TIME: RFC 3339, or YYYY-MM-DD (00:00 UTC)."),
               JSON), reads=True, fast=True, tool=True),
-    Command("handoff", lambda: handlers.letters.handoff, "Hand a baton entry to another agent, with a letter.", """\
+    Command("handoff", "letters:handoff", "Hand a baton entry to another agent, with a letter.", """\
 Hand the baton entry KEY to TO: its holder field names TO (the value is
 kept) and TO gets a handoff letter naming the baton, with the note, in
 one commit. The baton must exist (exit 1 otherwise, nothing written); a
@@ -68,7 +63,7 @@ JSON shape: {"store", "key", "baton", "letter": {"key", "entry"}, "warnings"}.
 """, args=(TO,), options=(Opt("baton", "--baton", required=True, metavar="KEY", help="The baton entry."),
                           Opt("note", "--note", required=True, metavar="TEXT", help="What the receiver needs to know."),
                           STORE, FORCE, JSON), fast=True, tool=True),
-    Command("remind", lambda: handlers.letters.remind, "Give an entry a due date: it comes back in every brief.", """\
+    Command("remind", "letters:remind", "Give an entry a due date: it comes back in every brief.", """\
 Set KEY's due date: from 7 days before it (and while overdue) the entry is
 in every brief's DUE section, until it is resolved or superseded. DATE is
 YYYY-MM-DD, today, tomorrow or +N (days); one ctx cannot read is exit 2,
@@ -82,7 +77,7 @@ JSON shape: {"store", "key", "entry", "warnings"}.
             options=(Opt("must_not_forget", "--must-not-forget", kind=FLAG,
                          help="Never let its interval grow past 30 days."), STORE, JSON), fast=True, idempotent=True,
             tool=True),
-    Command("review", lambda: handlers.letters.review, "Record a review of a due entry; set its next date.", """\
+    Command("review", "letters:review", "Record a review of a due entry; set its next date.", """\
 Record that KEY was reviewed today and set its next due date: today plus
 the last interval (from when the date was set to the date, at least one
 day) times 2.5, rounded; at most 30 days for a must-not-forget entry, so

@@ -461,7 +461,7 @@ class Index:
     def tag_lines(self, stores: list[str], tags: Iterable[str], limit: int | None = None) -> list[str] | None:
         """``taglines.lines``: the result lines of a list by tag; None when they cannot be had."""
         try:
-            return taglines.lines(self, stores, tags, limit)
+            return taglines.lines(self.db, self.writable, stores, tags, limit)
         except sqlite3.Error:
             return None
 

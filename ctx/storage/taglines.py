@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable
 
-    from ctx.storage.index import Index
-
 from ctx import display, model
 from ctx.storage.indextables import SEP
 
@@ -102,14 +100,15 @@ def fill(db: sqlite3.Connection, store: str) -> None:
         raise
 
 
-def lines(index: Index, stores: list[str], tags: Iterable[str], limit: int | None = None) -> list[str] | None:
+def lines(db: sqlite3.Connection, writable: bool, stores: list[str], tags: Iterable[str],
+          limit: int | None = None) -> list[str] | None:
     """The result lines of the entries of ``stores`` holding any of ``tags``, in result
     order, cut at ``limit``; None when the rows cannot be had (a read-only index behind).
     Raises sqlite3.Error (``Index.tag_lines`` answers None then)."""
-    db, tags = index.db, list(dict.fromkeys(tags))
+    tags = list(dict.fromkeys(tags))
     for store in stores:
         if not current(db, store):
-            if not index.writable:
+            if not writable:
                 return None
             fill(db, store)
             if not current(db, store):  # (a write came between: its rows are not to be had now)

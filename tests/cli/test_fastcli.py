@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx.cli import fast as fastcli
-from ctx.cli import table
+from ctx.cli import table, table_entries
 from ctx.cli.app import cli
 from ctx.cli.params import FLAG, MULTI, WORDS
 
@@ -56,7 +56,7 @@ def test_click_commands_are_the_table(command):
 
 
 def test_the_fast_door_takes_the_everyday_commands():
-    assert set(table.fast_commands()) == {"start", "brief", "get", "set", "amend", "supersede", "resolve",
+    assert set(table_entries.fast_commands()) == {"start", "brief", "get", "set", "amend", "supersede", "resolve",
                                           "basis", "delete", "search", "list",
                                           "send", "inbox", "handoff", "remind", "review"}
 

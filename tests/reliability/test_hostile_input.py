@@ -350,7 +350,7 @@ _DEPTHS = r'''
 import io, json, sys
 from ctx.cli import fast as fastcli
 from ctx.cli.run import invoke
-from ctx.cli.table import fast_commands
+from ctx.cli.table_entries import fast_commands
 
 def run(name, values):
     return invoke(fast_commands()[name], values)

@@ -156,7 +156,7 @@ class CtxServer:
     # --- resources -------------------------------------------------------------------------
 
     def read_resource(self, uri: str) -> str:
-        from ctx.cli.table import find
+        from ctx.cli.table_entries import find
         self._check_index()
         if uri == "ctx://rules":
             from ctx.storage.files import read_text

@@ -35,8 +35,8 @@ JSON_DEST = "as_json"  # never an argument: the JSON is the structured content o
 def tool_commands() -> list[Command]:
     """The commands offered as tools, in the order they are listed: the table's, those
     that reach a remote last."""
-    from ctx.cli.table import commands
-    return sorted((c for c in commands() if c.tool), key=lambda c: c.network)
+    from ctx.cli.table_entries import served  # (never the whole table: it holds `ctx mcp`, which runs this)
+    return sorted((c for c in served() if c.tool), key=lambda c: c.network)
 
 
 @dataclass
