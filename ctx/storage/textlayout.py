@@ -257,6 +257,24 @@ def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
     return pieces
 
 
+def split_pieces(raw: bytes) -> tuple[bytes, bytes, list[bytes]] | None:
+    """A store file's bytes cut where ctx's layout separates entries: ``(head, tail,
+    pieces)``, where ``head`` runs to ``"entries": `` (its brace not included), ``tail``
+    follows the entries object's closing brace, and each piece is one entry's member
+    text without its leading ``\n    "`` (``entry_members``). Nothing is parsed: a piece
+    is only where an entry should be (``ctx/storage/piecewise.py`` proves it is). None
+    for another layout."""
+    region = _region(raw, _BYTES)
+    if region is None:
+        return None
+    body, close = region
+    if close == body:
+        return raw[:body - 1], raw[body + 1:], []
+    if not raw.startswith(_MEMBER_LEAD, body):
+        return None
+    return raw[:body - 1], raw[close + len(_BYTES.close):], raw[body + len(_MEMBER_LEAD):close].split(MEMBER_NEXT)
+
+
 def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[str, Any]]]) -> bytes:
     """``serialize(data)``, where an entry object of ``data`` that is the very object a
     source (its bytes and its parse) holds under the same key is copied from that

@@ -33,8 +33,9 @@ from ctx import arrival
 from ctx.display import name
 from ctx.entrymerge import parse as parse_store_side
 from ctx.errors import Conflict
-from ctx.storage.textlayout import MEMBER_NEXT, entry_members
+from ctx.storage import piecewise
 from ctxgit.gitfiles.layout import holds
+from ctxgit.sync import verified
 from hooks.unsafe_paths import forbidden
 
 REGULAR = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
@@ -81,6 +82,8 @@ class Received:
     """What the guard read of what it found in order."""
 
     raw: dict[str, bytes] = field(default_factory=dict)    # path -> its bytes (read once: fast_forward)
+    blobs: dict[pygit2.Oid, bytes] = field(default_factory=dict)   # blob -> its bytes, when parsed whole
+    parsed: dict[pygit2.Oid, dict] = field(default_factory=dict)   # blob -> its parse (read once: the merge)
 
 
 def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
@@ -162,52 +165,81 @@ def _blob_at(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> py
 def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, paths: list[str],
                    commits: list[pygit2.Commit], now: float | None) -> Received:
     """The tip's store files that differ from the side already here, read and their
-    changed entries checked; a bad entry is named by the first commit that brought it."""
+    changed entries checked; a bad entry is named by the first commit that brought it.
+    A file a merge will merge (changed here too) is parsed whole and handed on, with its
+    base (``Received.parsed``); any other is proved piece by piece where it can be
+    (``ctx/storage/piecewise.py``, the pieces known from ``verified.py``)."""
     received = Received()
     if not paths:
         return received
     tip_tree = repo[tip].peel(pygit2.Commit).tree
     base_id = None
+    ours_tree = None
     if known is not None:
-        base_id = known if repo.descendant_of(tip, known) else repo.merge_base(known, tip)
+        if repo.descendant_of(tip, known):
+            base_id = known
+        else:
+            base_id = repo.merge_base(known, tip)
+            ours_tree = repo[known].peel(pygit2.Commit).tree
     base_tree = repo[base_id].peel(pygit2.Commit).tree if base_id is not None else None
+    proofs: verified.Verified | None = None
     for path in paths:
         theirs = _blob_at(repo, tip_tree, path)
         before = _blob_at(repo, base_tree, path)
         if theirs is None or theirs == before:
             continue
-        raw = repo[theirs].peel(pygit2.Blob).data
-        data = _parsed(raw, path, commits)
+        raw = _blob_bytes(repo, theirs)
         received.raw[path] = raw
-        entries = data.get("entries", {})
-        changed = _changed(repo, raw, entries, before, path, commits)
+        merged = ours_tree is not None and _blob_at(repo, ours_tree, path) not in (before, theirs)
+        if not merged and proofs is None:
+            proofs = verified.Verified(repo)
+        found = _changes(repo, raw, path, before, None if merged else proofs, commits)
         store = path[len("memory/"):-len(".json")]
         try:
-            arrival.check_entries(store, changed, side=SIDE, now=now)
+            try:
+                arrival.check_entries(store, found.changed, side=SIDE, now=now)
+            except Conflict:
+                if not found.fast:
+                    raise
+                found = _changes(repo, raw, path, before, None, commits)  # the plain way decides
+                arrival.check_entries(store, found.changed, side=SIDE, now=now)
         except Conflict as exc:
-            culprit = _first_with_it(repo, commits, path, list(changed), now) or str(tip)
+            culprit = _first_with_it(repo, commits, path, list(found.changed), now) or str(tip)
             raise Conflict(f"{exc} (commit {culprit[:10]}); ctx refused the commit whole: "
                            "nothing here changed") from None
+        if found.parsed is not None:
+            received.blobs[theirs] = raw
+            received.parsed[theirs] = found.parsed
+            if before is not None and found.base_parsed is not None and found.base_raw is not None:
+                received.blobs[before] = found.base_raw
+                received.parsed[before] = found.base_parsed
+        if found.fast and proofs is not None:
+            for blob, proof in zip(([before] if len(found.proofs) == 2 else []) + [theirs], found.proofs,
+                                   strict=True):
+                if blob is not None:
+                    proofs.record(blob, proof.digests, proof.keys)
     return received
 
 
-def _changed(repo: pygit2.Repository, raw: bytes, entries: dict, before: pygit2.Oid | None, path: str,
-             commits: list[pygit2.Commit]) -> dict:
-    """The entries of the arriving store file (``raw``, parsed: ``entries``) that the side
-    here (blob ``before``) does not hold as they are. In ctx's layout an entry's member
-    text is compared with the base's, unparsed (a big store's sync parses one side once);
-    otherwise the base is parsed and the entries compared."""
-    if before is None:
-        return entries
-    old_raw = _base_bytes(repo, before, path)
-    members = entry_members(raw, entries)
-    if members is not None:
-        # the base's member texts between the same separators (its first and last carry
-        # the file's head and tail: never equal, so those two entries are checked)
-        known = set(old_raw.split(MEMBER_NEXT))
-        return {key: entries[key] for key, text in zip(entries, members, strict=True) if text not in known}
-    old = _parsed(old_raw, path, []).get("entries", {})
-    return {key: entry for key, entry in entries.items() if old.get(key) != entry}
+def _changes(repo: pygit2.Repository, raw: bytes, path: str, before: pygit2.Oid | None,
+             proofs: verified.Verified | None, commits: list[pygit2.Commit]) -> piecewise.Changes:
+    """``piecewise.changes`` of one arriving store file against the base's blob ``before``
+    (None: no base): piece by piece with ``proofs``, the plain way without."""
+    proved: dict[bytes, str] | None = None
+    base: set[bytes] | None = None
+    if proofs is not None:
+        known = proofs.pieces(before)
+        if known is not None:
+            proved, base = dict(zip(*known, strict=True)), set(known[0])
+        elif before is not None:
+            proved = proofs.known()  # a base never taken in (written here): its pieces mostly were
+    try:
+        return piecewise.changes(
+            raw, path, lambda: _base_bytes(repo, before, path) if before is not None else None, side=SIDE,
+            fast=proofs is not None, proved=proved, base_digests=base, has_base=before is not None)
+    except Conflict as exc:
+        named = f" (commit {str(commits[-1].id)[:10]})" if commits else ""
+        raise Conflict(f"{exc}{named}") from None
 
 
 def _base_bytes(repo: pygit2.Repository, oid: pygit2.Oid, path: str) -> bytes:
@@ -221,17 +253,12 @@ def _base_bytes(repo: pygit2.Repository, oid: pygit2.Oid, path: str) -> bytes:
             return data
     except OSError:
         pass
-    return repo[oid].peel(pygit2.Blob).data
+    return _blob_bytes(repo, oid)
 
 
-def _parsed(raw: bytes, path: str, commits: list[pygit2.Commit]) -> dict:
-    try:
-        data = parse_store_side(raw, path, SIDE)
-    except Conflict as exc:
-        named = f" (commit {str(commits[-1].id)[:10]})" if commits else ""
-        raise Conflict(f"{exc}{named}") from None
-    assert data is not None
-    return data
+def _blob_bytes(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
+    """A blob's bytes, from the object database (a ``Blob``'s ``data`` unpacks it again)."""
+    return repo.odb.read(oid)[1]
 
 
 def _first_with_it(repo: pygit2.Repository, commits: list[pygit2.Commit], path: str, keys: list[str],

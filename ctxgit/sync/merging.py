@@ -145,7 +145,7 @@ def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = 
             fast_forward(ctx, repo, theirs, read=checked.raw)
             result = PullResult("fast-forward", str(theirs), received=received, remote_head=str(theirs))
         else:
-            result = merge_into(ctx, theirs, label, auto)
+            result = merge_into(ctx, theirs, label, auto, received=checked)
             result.received, result.remote_head = received, str(theirs)
         if result.kind in ("fast-forward", "merge"):
             after = existing_repo(ctx.root).head.peel(pygit2.Commit).tree
@@ -154,10 +154,13 @@ def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = 
 
 
 def merge_into(ctx: Context, theirs: pygit2.Oid, label: str, auto: bool = False,
-               resolved: dict[str, bytes | None] | None = None) -> PullResult:
+               resolved: dict[str, bytes | None] | None = None,
+               received: incoming.Received | None = None) -> PullResult:
     """Merge commit ``theirs`` into ``main`` through the one write path. A text conflict
     is not committed: the merge waits for a human (``auto``: it is not started at all).
-    ``resolved``: the files a human merged (``ctx sync --continue``), taken as they are."""
+    ``resolved``: the files a human merged (``ctx sync --continue``), taken as they are.
+    ``received``: what ``incoming.check`` read and parsed of ``theirs`` and the merge base
+    (a store file changed on both sides is parsed once, by the guard)."""
     result = PullResult("merge")
 
     def mutate(stores: dict[str, StoreFile]) -> Outcome:
@@ -166,11 +169,12 @@ def merge_into(ctx: Context, theirs: pygit2.Oid, label: str, auto: bool = False,
         their_commit = repo[theirs].peel(pygit2.Commit)
         base_id = repo.merge_base(ours.id, their_commit.id)
         base = repo[base_id].peel(pygit2.Commit) if base_id is not None else None
-        blobs: dict = {}  # contents by blob id, read once
+        blobs: dict = dict(received.blobs) if received is not None else {}  # contents by blob id, read once
         # this side's store files as the write path read and parsed them: not again
         local = {f"memory/{name}.json": (store.raw, store.data) for name, store in stores.items()
                  if store.exists and store.raw}
-        merged = merge_trees(repo, base.tree if base else None, ours.tree, their_commit.tree, blobs, local)
+        merged = merge_trees(repo, base.tree if base else None, ours.tree, their_commit.tree, blobs, local,
+                             received.parsed if received is not None else None)
         by_hand = sorted(resolved or {})
         for path, chosen in sorted((resolved or {}).items()):
             if chosen is None:

@@ -138,15 +138,17 @@ def tree_ids(repo: pygit2.Repository, tree: pygit2.Tree | None, side: str) -> di
 
 def merge_trees(repo: pygit2.Repository, base: pygit2.Tree | None, ours: pygit2.Tree,
                 theirs: pygit2.Tree, blobs: dict | None = None,
-                local: Mapping[str, tuple[bytes, dict | None]] | None = None) -> TreeMerge:
+                local: Mapping[str, tuple[bytes, dict | None]] | None = None,
+                parsed_ahead: Mapping[pygit2.Oid, dict] | None = None) -> TreeMerge:
     """The three-way merge of two trees. Files are compared by blob id and read only
     where their content decides (a store file changed on both sides is read from all
     three). ``blobs``: contents already read, by id. ``local``: this side's files as
     read from disk (and parsed, for a store file), by path: taken for this side's blob
-    when they hash to it, so neither read from git nor parsed again."""
+    when they hash to it, so neither read from git nor parsed again. ``parsed_ahead``: store
+    files parsed already (``incoming.Received.parsed``), by blob id."""
     blobs = {} if blobs is None else blobs
     local = {} if local is None else local
-    parsed: dict = {}
+    parsed: dict = dict(parsed_ahead or {})
 
     def content(oid: pygit2.Oid | None, path: str | None = None) -> bytes | None:
         if oid is None:

@@ -361,3 +361,66 @@ def test_a_changed_entry_is_found_wherever_it_is_in_the_store(tmp_path, indent, 
     commit = hostile_commit(bare, {("memory", "shared.json"): ("100644", json.dumps(data, indent=indent).encode())})
     before = local_state(m)
     refused(m, before, "pull", commit, f"shared/{key}", "future")
+
+
+# --- the store file proved piece by piece (ctx/storage/piecewise.py, ctxgit/sync/verified.py) ---
+
+def store_bytes(bare: Path, edit) -> dict[tuple[str, ...], tuple[str, bytes | str]]:
+    """The bare main's store file in ctx's layout, its entries edited by ``edit``, its bytes
+    then by ``edit.raw`` (when it has one)."""
+    from ctx.storage.textlayout import serialize
+    data: dict = json.loads(git_out(bare, "show", "main:memory/shared.json"))
+    edit(data["entries"])
+    raw = serialize(data)
+    return {("memory", "shared.json"): ("100644", getattr(edit, "raw", lambda r: r)(raw))}
+
+
+def seeded(tmp_path: Path) -> tuple[Path, Machine]:
+    """A machine whose last sync proved a store of a few entries (its pieces are known)."""
+    bare, m = machine(tmp_path)
+    hostile_commit(bare, store_bytes(bare, lambda e: e.update({f"k{i}": an_entry(value=f"v{i}") for i in range(6)})))
+    m.ok("sync")
+    assert list((m.root / ".git" / "ctx" / "verified").iterdir())
+    return bare, m
+
+
+@pytest.mark.parametrize("which", ["k0", "k3", "k5", "new"])
+def test_a_bad_entry_in_a_new_piece_is_refused_once_the_base_is_known(tmp_path, which):
+    bare, m = seeded(tmp_path)
+    commit = hostile_commit(bare, store_bytes(bare, lambda e: e.update({which: an_entry(timestamp=FUTURE)})))
+    before = local_state(m)
+    refused(m, before, "sync", commit, f"shared/{which}", "future")
+
+
+def test_a_piece_written_twice_is_refused_once_the_base_is_known(tmp_path):
+    bare, m = seeded(tmp_path)
+
+    def edit(entries: dict) -> None:
+        entries["k2"] = an_entry(value="changed")
+    def doubled(raw: bytes) -> bytes:  # k1's piece written again, before k5's
+        piece = raw.split(b'\n    "k1": ')[1].split(b',\n    "')[0]
+        return raw.replace(b'\n    "k5": ', b'\n    "k1": ' + piece + b',\n    "k5": ')
+    edit.raw = doubled
+    commit = hostile_commit(bare, store_bytes(bare, edit))
+    before = local_state(m)
+    refused(m, before, "sync", commit, "twice")
+
+
+def test_a_merge_parses_the_remote_store_file_once(tmp_path, monkeypatch):
+    """The guard's whole parse of a store file changed on both sides is the merge's."""
+    import ctx.entrymerge as entrymerge
+    bare, m = seeded(tmp_path)
+    hostile_commit(bare, store_bytes(bare, lambda e: e.update({"k1": an_entry(value="theirs")})))
+    theirs = git_out(bare, "show", "main:memory/shared.json").encode("utf-8")
+    m.ok("set", "local", "a change of this machine's own")
+    calls: list[int] = []
+    real = entrymerge.parse_store
+
+    def counted(name, path, raw, *args, **kwargs):
+        if raw == theirs:
+            calls.append(1)
+        return real(name, path, raw, *args, **kwargs)
+    monkeypatch.setattr(entrymerge, "parse_store", counted)
+    m.ok("sync")
+    assert m.entry("k1")["value"] == "theirs" and m.entry("local")["value"].startswith("a change")
+    assert len(calls) == 1
