@@ -59,8 +59,8 @@ class WordLlama:
 
     def __init__(self, folder: Path) -> None:
         import os
-        # one thread for numpy's BLAS: a product of 10,000 x 256 by one vector takes ~1 ms on one
-        # core, and ~10 ms when its threads wait for cores others hold
+        # one thread for numpy's BLAS: a product of one vector by every entry's is short, and
+        # BLAS threads waiting for cores others hold make it many times longer (bench/recall.py)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         import numpy as np
         from safetensors.numpy import load_file
