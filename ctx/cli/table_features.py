@@ -46,8 +46,9 @@ Rules (those of sync, for a file with no common ancestor): a key only here
 is kept (import never deletes); a key only in the file is added; a key
 equal on both sides is kept; a key on both sides with different content
 is merged field by field: a field on one side only is taken, a field both
-sides hold differently comes from the entry with the later timestamp
-(listed as a conflict when it is the value); created is the earliest,
+sides hold differently comes from the entry with the later timestamp,
+the file's on a tie (listed as a conflict when it is the value); created
+is the earliest,
 timestamp the latest; a status set on either side is kept.
 JSON shape: {"dry_run", "added", "changed", "kept", "conflicts"}, each a
   list of {"store", "key"}.
