@@ -106,7 +106,8 @@ def _credential(memory: Memory) -> str | None:
     return f"looks like it holds a credential ({findings[0].description}: {findings[0].preview})"
 
 
-def plan(source: Source, current: dict[str, dict[str, model.Entry]], when: str) -> tuple[HarnessImport, dict[tuple[str, str], model.Entry]]:
+def plan(source: Source, current: dict[str, dict[str, model.Entry]],
+         when: str) -> tuple[HarnessImport, dict[tuple[str, str], model.Entry]]:
     """The import of ``source`` into ``current`` (store -> entries), without changing it:
     what it does, and each added or changed entry's new state."""
     result = HarnessImport(source.harness, notes=list(source.notes))
@@ -131,8 +132,8 @@ def plan(source: Source, current: dict[str, dict[str, model.Entry]], when: str) 
         (result.changed if old is not None else result.added).append((store, key))
     for store in ("operator", "shared"):
         for key, entry in current.get(store, {}).items():
-            tags = entry.get("tags") if isinstance(entry.get("tags"), list) else []
-            if (key not in seen and IMPORTED_TAG in tags and source.harness in tags
+            tags = entry.get("tags")
+            if (key not in seen and isinstance(tags, list) and IMPORTED_TAG in tags and source.harness in tags
                     and any(key.startswith(scope) for scope in source.scopes)):
                 result.gone.append((store, key))
     return result, news

@@ -54,8 +54,10 @@ def _hash36(text: str) -> str:
 
 
 def project_key(project: Path) -> str:
+    """Claude Code's folder name for ``project``. Its expression replaces UTF-16 code units,
+    so a character beyond the BMP (a surrogate pair) is two ``-``."""
     text = str(project)
-    key = re.sub(r"[^A-Za-z0-9]", "-", text)
+    key = "".join(ch if ch.isascii() and ch.isalnum() else "--" if ord(ch) > 0xFFFF else "-" for ch in text)
     return key if len(key) <= KEY_BOUND else f"{key[:KEY_BOUND]}-{_hash36(text)}"
 
 

@@ -5,7 +5,7 @@ session runs in, key parts, and the frontmatter those formats use.
 A harness's files are input like any other: a file over ``FILE_BOUND`` bytes is skipped
 and named, a folder yields at most ``FILE_COUNT`` files, a memory's text is cut at
 ``TEXT_BOUND`` characters, and a symbolic link is followed only when it stays inside the
-folder being read (tests/harness/test_memory_import.py::test_links_out_of_the_source_are_not_followed).
+folder being read (tests/features/test_memory_formats.py::test_links_out_of_the_source_are_not_followed).
 """
 
 from __future__ import annotations
