@@ -67,7 +67,8 @@ for what serves every project), author "HARNESS memory", basis reported,
 tagged imported and HARNESS; its derivation names the file and a digest
 of the memory. A memory the format says is the user's (a Claude user or
 feedback memory, Codex's user profile and preferences) goes to the
-operator store with source operator; any other to shared, source agent.
+operator store with source operator, tagged preference (the brief shows
+it typed by the harness); any other to shared, source agent.
 Again with the same files: nothing added; a changed memory updates its
 entry; an entry whose memory is gone is kept and listed as gone; a memory
 that looks like a credential is not imported, and is listed (exit 0).

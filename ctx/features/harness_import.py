@@ -11,8 +11,9 @@ become entries, in one commit (operation ``import``):
   entry whose derivation still matches is kept, even if edited in ctx since;
 - its ``author`` is the harness's memory (``claude-code memory``), never the operator:
   a memory the format says is the user's (a Claude ``user``/``feedback`` memory, Codex's
-  user preferences) has ``source: operator`` and goes to the operator store, the
-  operator's knowledge typed in by a harness (§3.4); every other memory is ``source:
+  user preferences) has ``source: operator``, goes to the operator store tagged
+  ``preference``, the operator's knowledge typed in by a harness (§3.4): the brief lists
+  it among the standing instructions "typed by" that harness; every other memory is ``source:
   agent`` in the shared store; ``basis: reported`` throughout (ctx did not check it);
 - an entry of a scope the import read (a key prefix) whose memory is gone from the source
   is kept and listed, never deleted silently;
@@ -30,6 +31,9 @@ from ctx import model
 from ctx.credentials import scan
 
 IMPORTED_TAG = "imported"
+# the user's own knowledge is a standing instruction of the brief, which names who typed it
+# (tests/features/test_harness_import.py::test_the_brief_names_the_harness_that_typed_it)
+OPERATOR_TAG = "preference"
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,8 @@ def plan(source: Source, current: dict[str, dict[str, model.Entry]],
         if old is not None and old.get("derivation") == derivation:
             result.kept.append((store, key))
             continue
-        tags = [IMPORTED_TAG, source.harness, *memory.tags]
+        tags = [IMPORTED_TAG, source.harness, *memory.tags] + (
+            [OPERATOR_TAG] if memory.source == "operator" else [])
         news[(store, key)] = model.apply_set(old, memory.text, author=author_of(source.harness), when=when,
                                              source=memory.source, basis="reported", scope="global",
                                              tags=list(dict.fromkeys(tags)), derivation=derivation)

@@ -52,6 +52,17 @@ def test_claude_memories_become_entries_search_and_get_find(run, root, home, pro
     assert UPLOAD in found
 
 
+def test_the_brief_names_the_harness_that_typed_it(run, root, home, project):
+    claude_folder(home, project.resolve())
+    ok(run("set", "own_rule", "Ask before deleting", "--store", "operator", "--tag", "directive"))
+    imported(run, "claude-code")
+    out = ok(run("brief")).stdout
+    lines = out[out.index("STANDING INSTRUCTIONS"):].splitlines()[1:4]
+    assert "Ask before deleting" in lines[0] and "typed by" not in lines[0]  # the operator's own first
+    assert all("(typed by claude-code memory)" in line for line in lines[1:3]), lines
+    assert {"Run the tests before a commit", "Role"} == {line.split(": ", 1)[1].split(" — ")[0] for line in lines[1:3]}
+
+
 def test_an_import_s_history_scans_clean(run, root, home, project):
     """ctx's own trailers naming the imported keys are not credentials (issue 39)."""
     claude_folder(home, project.resolve())
