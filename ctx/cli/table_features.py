@@ -7,7 +7,8 @@ from __future__ import annotations
 import textwrap
 
 from ctx.cli.params import ANY_STORE, FLAG, JSON, Arg, Command, Opt, Stdin
-from ctx.harness.registry import HARNESSES, MEMORY_SOURCES, NAMES
+from ctx.harness.memory.sources import SOURCES as MEMORY_SOURCES
+from ctx.harness.registry import HARNESSES, NAMES
 
 
 def _targets() -> str:

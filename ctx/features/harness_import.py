@@ -1,6 +1,6 @@
 """``ctx import --from HARNESS``: what a harness's own memory holds, as entries.
 
-The readers of each harness's files live in ``ctx/harness/`` (``memory_*.py``, one per
+The readers of each harness's files live in ``ctx/harness/memory/`` (one module per
 harness, each owning its layout) and hand this module plain ``Memory`` records; here they
 become entries, in one commit (operation ``import``):
 
@@ -29,6 +29,7 @@ from typing import Any
 
 from ctx import model
 from ctx.credentials import scan
+from ctx.display import visible
 
 IMPORTED_TAG = "imported"
 # the user's own knowledge is a standing instruction of the brief, which names who typed it
@@ -100,7 +101,8 @@ def author_of(harness: str) -> str:
 def derivation_of(harness: str, memory: Memory) -> str:
     digest = hashlib.sha256(memory.text.encode("utf-8")).hexdigest()[:12]
     whose = (" The operator's knowledge, as the harness wrote it down." if memory.source == "operator" else "")
-    return f"Imported from {harness} ({memory.kind}): {memory.file} (sha256 {digest}).{whose}"
+    # one line of visible text: a file's name and a section's title come from the source
+    return visible(f"Imported from {harness} ({memory.kind}): {memory.file} (sha256 {digest}).{whose}")
 
 
 def _credential(memory: Memory) -> str | None:

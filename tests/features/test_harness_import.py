@@ -172,3 +172,12 @@ def test_control_characters_are_kept_in_the_value_and_escaped_when_shown(run, ro
     imported(run, "cursor")
     assert "\x1b" in read_entries(root, "shared")["cursor:project:term"]["value"]
     assert "\x1b" not in ok(run("get", "cursor:project:term")).stdout
+
+
+def test_a_file_name_with_a_line_break_stays_one_line_in_the_derivation(run, root, project):
+    rules = project / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "two\nlines.mdc").write_text("a rule\n")
+    imported(run, "cursor")
+    derivation = read_entries(root, "shared")["cursor:project:two_lines"]["derivation"]
+    assert "\n" not in derivation and "two\\nlines.mdc" in derivation

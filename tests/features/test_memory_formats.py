@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from ctx.errors import NotFound
-from ctx.harness import memory_claude, memory_codex, memory_cursor, memory_files, memory_gemini
+from ctx.harness.memory import claude as memory_claude
+from ctx.harness.memory import codex as memory_codex
+from ctx.harness.memory import cursor as memory_cursor
+from ctx.harness.memory import files as memory_files
+from ctx.harness.memory import gemini as memory_gemini
 from support.memories import CLAUDE_INDEX, claude_folder, codex_root
 
 # --- Claude Code -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctx.harness import memory_claude
+from ctx.harness.memory import claude as memory_claude
 
 # --- Claude Code -------------------------------------------------------------------------
 

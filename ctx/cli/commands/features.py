@@ -62,14 +62,15 @@ def import_(run: Run, file: str | None, harness: str | None, store: str | None, 
 def import_memories(run: Run, harness: str, path: str | None, dry_run: bool, as_json: bool) -> None:
     """``ctx import --from HARNESS [PATH]``: the harness's reader, then the core's import."""
     from ctx.display import name as shown
+    from ctx.display import visible
     from ctx.features.harness_import import run as run_harness_import
-    from ctx.harness.registry import read_memories
+    from ctx.harness.memory.sources import read_memories
     source = read_memories(harness, Path(path).expanduser() if path else None)
     context = run.context()
     result = run_harness_import(context, source, dry_run=dry_run)
     run.warn(context)
     for note in result.notes:
-        run.err(f"ctx: warning: {shown(note)}")
+        run.err(f"ctx: warning: {visible(note)}")
     if as_json:
         run.json(result.as_json(dry_run))
         return
@@ -79,7 +80,7 @@ def import_memories(run: Run, harness: str, path: str | None, dry_run: bool, as_
     for s, k in result.gone:
         run.out(f"? {s}/{shown(k)}  (gone from {harness}'s memory; the entry is kept: ctx delete it if done)")
     for skipped in result.skipped:
-        run.out(f"! {shown(skipped.key)}  (not imported: {shown(skipped.file)} {shown(skipped.why)})")
+        run.out(f"! {shown(skipped.key)}  (not imported: {visible(skipped.file)} {visible(skipped.why)})")
     verb = "would import" if dry_run else "imported"
     run.out(f"{verb} from {harness}: {len(result.added)} added, {len(result.changed)} changed, "
             f"{len(result.kept)} kept, {len(result.gone)} gone at the source (kept), "

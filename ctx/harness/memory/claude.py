@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 
 from ctx.features.harness_import import Memory, Source
-from ctx.harness import memory_files as mf
 from ctx.harness.base import home
+from ctx.harness.memory import files as mf
 
 HARNESS = "claude-code"
 KEY_BOUND = 200  # Claude Code's cut of a project key

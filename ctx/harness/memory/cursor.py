@@ -2,7 +2,7 @@
 
 Layout: ``.cursor/rules/**/*.mdc`` at the project's root, each file one rule: frontmatter
 ``description``, ``globs`` (often unquoted, ``globs: *.ts,*.tsx``, which is not valid
-YAML: read as text, ``memory_files.frontmatter``) and ``alwaysApply``, then the rule's
+YAML: read as text, ``files.frontmatter``) and ``alwaysApply``, then the rule's
 body. A rule is one memory, ``source: agent`` (a rule file does not say who wrote it).
 PATH is the rules folder, or a project folder holding ``.cursor/rules``.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctx.features.harness_import import Memory, Source
-from ctx.harness import memory_files as mf
+from ctx.harness.memory import files as mf
 
 HARNESS = "cursor"
 RULES = Path(".cursor") / "rules"

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 from ctx.features.harness_import import Memory, Source
-from ctx.harness import memory_files as mf
 from ctx.harness.base import home
+from ctx.harness.memory import files as mf
 
 HARNESS = "gemini"
 SECTION = "Gemini Added Memories"

@@ -1,5 +1,5 @@
-"""What every reader of a harness's memory shares (``memory_claude``, ``memory_codex``,
-``memory_gemini``, ``memory_cursor``): bounded reads of untrusted files, the project a
+"""What every reader of a harness's memory shares (``claude``, ``codex``,
+``gemini``, ``cursor``): bounded reads of untrusted files, the project a
 session runs in, key parts, and the frontmatter those formats use.
 
 A harness's files are input like any other: a file over ``FILE_BOUND`` bytes is skipped

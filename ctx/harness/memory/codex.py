@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctx.features.harness_import import Memory, Source
-from ctx.harness import memory_files as mf
 from ctx.harness.codex import codex_home
+from ctx.harness.memory import files as mf
 
 HARNESS = "codex"
 SUMMARY, HANDBOOK = "memory_summary.md", "MEMORY.md"
