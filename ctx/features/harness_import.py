@@ -105,11 +105,18 @@ def derivation_of(harness: str, memory: Memory) -> str:
     return visible(f"Imported from {harness} ({memory.kind}): {memory.file} (sha256 {digest}).{whose}")
 
 
-def _credential(memory: Memory) -> str | None:
+def _credential(memory: Memory) -> tuple[str, str] | None:
+    """Why ``memory`` is not imported (a credential in it), and the name to list it by: its
+    key, unless the key, made of the memory's first words, spells part of the credential."""
     findings = scan(memory.text)
     if not findings:
         return None
-    return f"looks like it holds a credential ({findings[0].description}: {findings[0].preview})"
+    finding = findings[0]
+    why = f"looks like it holds a credential ({finding.description}: {finding.preview})"
+    folded = "".join(c if c.isalnum() else " " for c in (finding.secret or "").lower()).split()
+    if any(len(part) >= 6 and part in memory.key for part in folded):
+        return why, memory.key.rpartition(":")[0] + ":(name withheld: it spells the credential)"
+    return why, memory.key
 
 
 def plan(source: Source, current: dict[str, dict[str, model.Entry]],
@@ -122,9 +129,9 @@ def plan(source: Source, current: dict[str, dict[str, model.Entry]],
     for memory in source.memories:
         seen.add(memory.key)
         store, key = store_of(memory), memory.key
-        why = _credential(memory)
-        if why:
-            result.skipped.append(Skipped(key, memory.file, why))
+        refused = _credential(memory)
+        if refused:
+            result.skipped.append(Skipped(refused[1], memory.file, refused[0]))
             continue
         old = current.get(store, {}).get(key)
         derivation = derivation_of(source.harness, memory)

@@ -181,3 +181,12 @@ def test_a_file_name_with_a_line_break_stays_one_line_in_the_derivation(run, roo
     imported(run, "cursor")
     derivation = read_entries(root, "shared")["cursor:project:two_lines"]["derivation"]
     assert "\n" not in derivation and "two\\nlines.mdc" in derivation
+
+
+def test_a_credential_in_a_memory_s_first_words_is_not_shown_in_its_name(run, root, home, project):
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "GEMINI.md").write_text(f"## Gemini Added Memories\n- {SECRET} is the CI token\n"
+                                                 "- The API listens on 8443\n")
+    result = ok(run("import", "--from", "gemini"))
+    assert "! gemini:user:(name withheld: it spells the credential)" in result.stdout
+    assert SECRET.lower()[4:20] not in result.stdout.lower() and "1 added" in result.stdout
