@@ -89,6 +89,14 @@ def test_codex_summary_and_the_project_s_blocks(home, project):
     assert "goose status first" in block.text and block.text.startswith("# Task Group: payments")
 
 
+def test_codex_cwd_families_and_lists(tmp_path):
+    project = tmp_path / "src" / "payments"
+    assert memory_codex._applies(f"{tmp_path}/src/*", project)
+    assert memory_codex._applies(f"/elsewhere, {project}", project)
+    assert not memory_codex._applies("/elsewhere/*", project)
+    assert memory_codex._applies("release workflow", project)
+
+
 def test_codex_home_moves_the_root(home, project, monkeypatch, tmp_path):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "cx"))
     with pytest.raises(NotFound, match="cx/memories: no Codex memories folder"):

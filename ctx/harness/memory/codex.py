@@ -33,13 +33,24 @@ def default_path() -> Path:
     return codex_home() / "memories"
 
 
+def _folders(cwd: str) -> list[Path]:
+    """The folders a ``cwd=`` names: a path, a comma-separated list of them, or a family
+    (``/src/*``: the folder before the first wildcard); none for a workflow scope."""
+    out = []
+    for part in cwd.split(","):
+        where = part.strip().strip("`").split("*", 1)[0].rstrip("/") or "/"
+        if part.strip().strip("`").startswith(("/", "~")):
+            out.append(Path(where).expanduser())
+    return out
+
+
 def _applies(cwd: str, project: Path) -> bool:
-    """Whether a block of ``applies_to: cwd=CWD`` belongs in ``project``."""
-    where = cwd.strip().strip("`")
-    if not where.startswith(("/", "~")):
-        return True  # a workflow scope, not a folder: every project
-    folder = Path(where).expanduser()
-    return project == folder or project.is_relative_to(folder) or folder.is_relative_to(project)
+    """Whether a block of ``applies_to: cwd=CWD`` belongs in ``project``: every block of a
+    workflow scope; a block of folders when the project is one of them, under one, or
+    holds one."""
+    folders = _folders(cwd)
+    return not folders or any(project == f or project.is_relative_to(f) or f.is_relative_to(project)
+                              for f in folders)
 
 
 def _summary(text: str, shown: str, keys: mf.Keys, source: Source) -> None:
@@ -100,7 +111,7 @@ def read(path: Path | None = None) -> Source:
         cwd = _cwd(block)
         if not _applies(cwd, project):
             continue
-        keys = here if cwd.strip().startswith(("/", "~")) else users
+        keys = here if _folders(cwd) else users
         source.memories.append(Memory(keys.key(title, "task_group"), mf.cut(block), str(root / HANDBOOK),
                                       "MEMORY.md Task Group", "agent", ("codex-task-group",)))
     if not source.memories:
