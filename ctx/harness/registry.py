@@ -18,4 +18,3 @@ def harness(name: str) -> Harness:
         return HARNESSES[name]
     except KeyError:
         raise InvalidArgument(f"unknown target {name!r}: use one of {', '.join(NAMES)}") from None
-

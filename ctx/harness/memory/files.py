@@ -105,8 +105,10 @@ def files(top: Path, pattern: str, source: Source) -> list[Path]:
             path = Path(folder) / name
             if path.match(pattern):
                 found.append(path)
+        if len(found) > FILE_COUNT:
+            break  # (a huge tree is not walked to its end)
     if len(found) > FILE_COUNT:
-        source.notes.append(f"{top}: {len(found)} files, only the first {FILE_COUNT} read")
+        source.notes.append(f"{top}: over {FILE_COUNT} files, only the first {FILE_COUNT} read")
         found = found[:FILE_COUNT]
     return found
 
