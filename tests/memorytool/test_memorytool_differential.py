@@ -157,7 +157,7 @@ def test_the_comparison_would_see_a_difference(tmp_path):
     pair = Pair(tmp_path)
     pair.run({"command": "create", "path": "/memories/a.md", "file_text": "a\nb\n"})
     original = pair.ours.insert
-    pair.ours.insert = lambda command: original(command) + "!"  # type: ignore[method-assign]
+    pair.ours.insert = lambda command: original(command) + "!"
     with pytest.raises(AssertionError):
         pair.run({"command": "insert", "path": "/memories/a.md", "insert_line": 1, "insert_text": "c"})
     assert sizes_masked(_LISTING + "/m, excluding:\n4K\t/m\n3B\t/m/a\n4K\t/m/d/") == \
