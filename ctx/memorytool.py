@@ -61,6 +61,35 @@ OPERATION = "memory"  # the commits' Ctx-Operation; the command is in Ctx-Memory
 MAX_LINES = 999999
 NUMBER_WIDTH = len(str(MAX_LINES))
 _ABOVE = "\0above"  # the folder above /memories, in a path being resolved
+# the most a memory file holds, in UTF-8: each write rewrites its store file whole, and the
+# model reads a memory file whole (tests/memorytool/test_memorytool_ctx.py)
+FILE_BOUND = 1 << 20
+# what each command must carry: the SDK builds the command without checking its types
+FIELDS: dict[str, dict[str, type]] = {
+    "view": {"path": str},
+    "create": {"path": str, "file_text": str},
+    "str_replace": {"path": str, "old_str": str, "new_str": str},
+    "insert": {"path": str, "insert_line": int, "insert_text": str},
+    "delete": {"path": str},
+    "rename": {"old_path": str, "new_path": str},
+}
+
+
+def check_command(command: Any) -> None:
+    """A ToolError, one line, for a command the model sent wrong: unknown, or a field
+    missing or of the wrong type (the reference would fail on it with whatever Python raises)."""
+    name = getattr(command, "command", None)
+    fields = FIELDS.get(name) if isinstance(name, str) else None
+    if fields is None:
+        raise ToolError(f"Unknown command: {visible(str(name))[:60]}; use one of {', '.join(FIELDS)}")
+    for field, kind in fields.items():
+        value = getattr(command, field, None)
+        if not isinstance(value, kind):
+            raise ToolError(f"The {name} command needs `{field}`, {'a number' if kind is int else 'a string'}")
+    shown = getattr(command, "view_range", None)
+    if shown is not None and (not isinstance(shown, list) or
+                              not all(isinstance(n, int) for n in shown)):
+        raise ToolError("`view_range` must be two line numbers, [first, last] (last -1: to the end)")
 
 
 def resolve(path: str) -> str:
@@ -188,6 +217,11 @@ class CtxMemoryTool(BetaAbstractMemoryTool):
         self.context = context
         self.store = model.validate_store(store)
 
+    def execute(self, command: Any) -> Any:
+        """The SDK's dispatch, once the command's fields are checked (``check_command``)."""
+        check_command(command)
+        return super().execute(command)
+
     # --- reading -------------------------------------------------------------------------
 
     def tree(self) -> Tree:
@@ -302,6 +336,12 @@ class CtxMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"ctx could not keep the change: {visible(str(error))}") from error
 
     def _refuse_credentials(self, key: str, text: str, path: str) -> None:
+        """Refuse a file of more than FILE_BOUND bytes, or whose path or text looks like a
+        credential (the scanner of ``ctx set``, ``Context.refuse_credentials``)."""
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > FILE_BOUND:
+            raise ToolError(f"The file {visible(path)} was not written: {size:,} bytes, more than the "
+                            f"{FILE_BOUND >> 20} MiB ctx keeps in one memory file")
         try:
             self.context.refuse_credentials({"key": key, "value": text}, force=False)
         except CredentialRefused as refused:

@@ -9,7 +9,7 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from ctx.context import Context
-from ctx.memorytool import KEY_PREFIX, TAG, CtxMemoryTool, key_of, resolve
+from ctx.memorytool import FILE_BOUND, KEY_PREFIX, TAG, CtxMemoryTool, key_of, resolve
 from ctx.model import KEY_BOUND
 from support.gitutil import author, commit_count, log_rows, message, trailers
 
@@ -187,3 +187,25 @@ def test_paths_resolve_as_the_reference_resolves_them():
         with pytest.raises(ToolError):
             resolve(outside)
     assert key_of("a/c.md", "/memories/a/c.md") == "memories/a/c.md"
+
+
+def test_a_command_sent_wrong_is_one_line_for_the_model(tool):
+    """The SDK builds a command without checking its fields: each is checked here."""
+    assert refused(tool, "view", path=7) == "The view command needs `path`, a string"
+    assert refused(tool, "create", path="/memories/a.md") == "The create command needs `file_text`, a string"
+    assert refused(tool, "insert", path="/memories/a.md", insert_line="one", insert_text="x") == \
+        "The insert command needs `insert_line`, a number"
+    assert refused(tool, "view", path="/memories/a.md", view_range=["first", 2]).startswith("`view_range` must be")
+    assert refused(tool, "format", path="/memories").startswith("Unknown command: format; use one of view, create")
+    with pytest.raises(ToolError, match="Unknown command"):
+        tool.call({"path": "/memories"})
+
+
+def test_a_memory_file_has_a_bound(tool, entries):
+    big = "x" * (FILE_BOUND + 1)
+    assert refused(tool, "create", path="/memories/big.md", file_text=big) == (
+        f"The file /memories/big.md was not written: {FILE_BOUND + 1:,} bytes, more than the 1 MiB ctx keeps "
+        "in one memory file")
+    call(tool, "create", path="/memories/big.md", file_text=big[:-2])
+    assert "more than the 1 MiB" in refused(tool, "insert", path="/memories/big.md", insert_line=0, insert_text="yy")
+    assert entries("shared")["memories/big.md"]["value"] == big[:-2]
