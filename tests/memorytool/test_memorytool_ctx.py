@@ -209,3 +209,24 @@ def test_a_memory_file_has_a_bound(tool, entries):
     call(tool, "create", path="/memories/big.md", file_text=big[:-2])
     assert "more than the 1 MiB" in refused(tool, "insert", path="/memories/big.md", insert_line=0, insert_text="yy")
     assert entries("shared")["memories/big.md"]["value"] == big[:-2]
+
+
+@pytest.mark.slow  # two writers in threads, each write a commit
+def test_two_tools_on_one_context_lose_no_change(root):
+    """Each command reads the file under the context lock: edits made at once all stay."""
+    import threading
+    first = CtxMemoryTool(author="agent-one")
+    call(first, "create", path="/memories/log.md", file_text="")
+    tools = [first, CtxMemoryTool(author="agent-two")]
+
+    def write(tool: CtxMemoryTool, name: str) -> None:
+        for number in range(8):
+            call(tool, "insert", path="/memories/log.md", insert_line=0, insert_text=f"{name} {number}")
+    threads = [threading.Thread(target=write, args=(tool, tool.context.author)) for tool in tools]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = Context(root).get("memories/log.md")["value"].splitlines()
+    assert sorted(lines) == sorted(f"{name} {n}" for name in ("agent-one", "agent-two") for n in range(8))
+    assert commit_count(root) == 17
