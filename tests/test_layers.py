@@ -7,6 +7,10 @@
                each importing only its own and those below: gitfiles (no pygit2,
                no processes), plumbing, guard, recorder, porcelain, sync
     hooks/     credential scanning and guards: imports only the core
+    ctx/memorytool.py  the door of Anthropic's memory tool: like the front door it opens a
+               context wired to git (``ctx.cli.run.open_context``) and writes through the
+               core; it imports neither click, ctx.harness nor hooks, and nothing imports it
+               (the anthropic SDK it loads stays off every other path)
 
 Every import counts: at the top, inside functions (they run, only later) and
 under ``if TYPE_CHECKING:`` (a module that needs another's types depends on it
@@ -105,15 +109,18 @@ def _layer(module: str) -> str:
         return "front door"
     if module == "ctx.harness" or module.startswith("ctx.harness."):
         return "harness"
+    if module == "ctx.memorytool":
+        return "memory tool"
     return module.split(".")[0]  # ctx (the core), ctxgit, hooks
 
 
 FORBIDDEN = {
-    "ctx": {"click", "front door", "harness", "ctxgit", "hooks"},
-    "harness": {"click", "front door", "ctxgit", "hooks"},
-    "ctxgit": {"click", "front door"},
-    "hooks": {"click", "front door", "ctxgit"},
-    "front door": set(),
+    "ctx": {"click", "front door", "harness", "ctxgit", "hooks", "memory tool"},
+    "harness": {"click", "front door", "ctxgit", "hooks", "memory tool"},
+    "ctxgit": {"click", "front door", "memory tool"},
+    "hooks": {"click", "front door", "ctxgit", "memory tool"},
+    "front door": {"memory tool"},
+    "memory tool": {"click", "harness", "hooks"},
 }
 
 
@@ -127,6 +134,7 @@ def test_the_graph_sees_the_imports_it_should():
               "def f():\n    from ctx.model import STORES\n    import click\n")
     names = _imported_names(ast.parse(source), "ctx.example", False)
     assert {"ctx.model", "click", "ctxgit.recorder"} <= names
+    assert _layer("ctx.memorytool") == "memory tool" and "ctx.cli.run" in GRAPH["ctx.memorytool"]
     typing_spelling = _imported_names(ast.parse("import typing\nif typing.TYPE_CHECKING:\n    import ctx.errors\n"),
                                       "ctx.example", False)
     assert "ctx.errors" in typing_spelling

@@ -63,9 +63,7 @@ class Run:
 
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
-        from ctx.context import Context
-        from ctxgit.gitfiles.layout import state_dir
-        context = Context(recorder_factory=git_recorder, state_of=state_dir, **options)
+        context = open_context(**options)
         self.contexts.append(context)
         return context
 
@@ -131,6 +129,15 @@ def stdin_text(raw: bytes) -> str:
 def made(thing: Any) -> Any:
     """``thing``, or what it makes when it is a function (``Run.result``'s lazy parts)."""
     return thing() if callable(thing) else thing
+
+
+def open_context(**options: Any) -> Context:
+    """A ``Context`` wired as the front door wires it: git records its writes, this machine's
+    state is kept where ``ctxgit`` keeps it. Every door that writes opens its context here
+    (``Run.context``, and ``ctx.memorytool``, the door of Anthropic's memory tool)."""
+    from ctx.context import Context
+    from ctxgit.gitfiles.layout import state_dir
+    return Context(recorder_factory=git_recorder, state_of=state_dir, **options)
 
 
 def git_recorder(root: StrPath) -> Recorder:

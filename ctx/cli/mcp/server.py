@@ -45,7 +45,7 @@ from ctx.cli.exits import ExitStatus, error_line, internal_error_line
 from ctx.cli.mcp.drain import answered_before_eof
 from ctx.cli.mcp.stdin import claimed_stdin
 from ctx.cli.mcp.tools import Tool, has_remote, structured, tools
-from ctx.cli.run import CapturingRun, git_recorder, invoke
+from ctx.cli.run import CapturingRun, invoke, open_context
 from ctx.errors import InvalidArgument, StoreError
 
 INSTRUCTIONS = """\
@@ -111,10 +111,7 @@ class CtxServer:
         key = tuple(sorted(options.items()))
         context = self._shared.get(key)
         if context is None:
-            from ctx.context import Context
-            from ctxgit.gitfiles.layout import state_dir
-            context = self._shared[key] = Context(author=self.author, recorder_factory=git_recorder,
-                                                  state_of=state_dir, **options)
+            context = self._shared[key] = open_context(author=self.author, **options)
         return context
 
     # --- tools ----------------------------------------------------------------------------
