@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""What the arrival guard (``ctxgit/sync/incoming.check``) costs a sync of 30 commits.
+"""What the arrival guard (``ctxgit/sync/incoming.check``) and the announcements
+(``ctxgit/sync/arrived.what_arrived``) cost a sync of 30 commits.
 
     python bench/guard.py [--entries 10000] [--commits 30] [--runs 5]
 
 Machine A seeds a context with ``--entries`` entries (one import), pushes it to a
 bare repository, and machine B clones it. A then makes ``--commits`` writes and
 pushes them. Each run puts B back where it was (main, the index, the work tree
-and its remote-tracking ref at the old head), times, in this process, the
-guard alone on the range ``ctx sync`` will take in (every commit's paths, the tip's changed store
-entries against B's head), and the one part of it the sync needs anyway (reading the tip's
-changed store blob, which the guard hands to ``fast_forward``), then the real ``ctx sync``
-taking the 30 commits in (a process, wall time). Prints milliseconds
-(medians and spread) and the guard's share. The target: at most 5% of the sync. Not a test.
+and its remote-tracking ref at the old head) and times, in this process, what ``ctx sync``
+does on the range it takes in: the guard alone (every commit's paths, the tip's changed store
+entries against B's head); the one part of it the sync needs anyway (reading the tip's changed
+store blob, which the guard hands to ``fast_forward``); the announcements, given what the
+guard learned, as the sync gives it; then the real ``ctx sync`` taking the 30 commits in (a
+process, wall time). Prints milliseconds (medians and spread) and the guard's share of the
+sync, without and with the announcements. The target: the guard at most 5% of the sync. Not a test.
 """
 
 from __future__ import annotations
@@ -77,19 +79,24 @@ def main() -> None:
 
         import pygit2
 
-        from ctxgit.sync import incoming
-        syncs, guards, reads = [], [], []
+        from ctxgit.sync import arrived, incoming
+        syncs, guards, reads, tells = [], [], [], []
         ctx(b, "sync", env=env)  # once, so the commits are here: the guard is timed on them before each sync
+        tip_id, head_id = pygit2.Oid(hex=new), pygit2.Oid(hex=old)
         for _ in range(args.runs):
             git(b, "reset", "-q", "--hard", old)  # B as before the sync: its files are the base's
             git(b, "update-ref", "refs/remotes/origin/main", old)
             repo = pygit2.Repository(str(b))
             began = time.perf_counter()
-            incoming.check(repo, pygit2.Oid(hex=new), pygit2.Oid(hex=old))
+            checked = incoming.check(repo, tip_id, head_id)
             guards.append(time.perf_counter() - began)
+            began = time.perf_counter()  # as integrate asks it after a fast-forward
+            arrived.what_arrived(repo, repo[head_id].peel(pygit2.Commit).tree, repo[tip_id].peel(pygit2.Commit).tree,
+                                 tip_id, head_id, known=checked.keys)
+            tells.append(time.perf_counter() - began)
             repo = pygit2.Repository(str(b))
             began = time.perf_counter()  # what fast_forward reads anyway (the guard hands it over: read=)
-            tip = repo[pygit2.Oid(hex=new)].peel(pygit2.Commit).tree
+            tip = repo[tip_id].peel(pygit2.Commit).tree
             repo.odb.read(tip["memory/shared.json"].id)
             reads.append(time.perf_counter() - began)
             began = time.perf_counter()
@@ -101,14 +108,22 @@ def main() -> None:
             return (f"{statistics.median(times) * 1000:8.1f} ms (spread {min(times) * 1000:.1f}"
                     f"-{max(times) * 1000:.1f})")
         sync_ms, guard_ms = statistics.median(syncs) * 1000, statistics.median(guards) * 1000
-        read_ms = statistics.median(reads) * 1000
+        read_ms, tell_ms = statistics.median(reads) * 1000, statistics.median(tells) * 1000
+        own_ms = guard_ms - read_ms
+
+        def share(part: float) -> str:
+            return f"{part:.1f} ms = {100 * part / sync_ms:.1f}% of the sync"
         print(f"store: {args.entries:,} entries, {size / 1e6:.1f} MB; {args.commits} commits received; "
               f"{args.runs} runs (medians)")
-        print(f"ctx sync (process, wall): {ms(syncs)}")
-        print(f"guard (incoming.check):   {ms(guards)} = {100 * guard_ms / sync_ms:.1f}% of the sync "
-              "(target: at most 5%)")
-        print(f"  of which the tip's store blob read, which fast_forward takes over: {ms(reads)}; "
-              f"the guard's own part: {guard_ms - read_ms:.1f} ms = {100 * (guard_ms - read_ms) / sync_ms:.1f}%")
+        print(f"ctx sync (process, wall):             {ms(syncs)}")
+        print(f"guard (incoming.check):               {ms(guards)}")
+        print(f"  the tip's store blob read, which fast_forward takes over: {ms(reads)}")
+        print(f"announcements (arrived.what_arrived): {ms(tells)}")
+        print(f"the guard's share, without arrived.py: {share(guard_ms)}; its own part "
+              f"(less the read): {share(own_ms)} (target: at most 5%)")
+        print(f"the guard's share, with arrived.py:    {share(guard_ms + tell_ms)}; its own part: "
+              f"{share(own_ms + tell_ms)}")
+
 
 if __name__ == "__main__":
     main()

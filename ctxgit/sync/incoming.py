@@ -84,6 +84,9 @@ class Received:
     raw: dict[str, bytes] = field(default_factory=dict)    # path -> its bytes (read once: fast_forward)
     blobs: dict[pygit2.Oid, bytes] = field(default_factory=dict)   # blob -> its bytes, when parsed whole
     parsed: dict[pygit2.Oid, dict] = field(default_factory=dict)   # blob -> its parse (read once: the merge)
+    # store blob -> its entry keys in order, as the whole parse reads them (the tip's and the base's,
+    # proved or parsed here): the announcements count deletions from them (``arrived.what_arrived``)
+    keys: dict[pygit2.Oid, list[str]] = field(default_factory=dict)
 
 
 def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
@@ -207,6 +210,7 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
             culprit = _first_with_it(repo, commits, path, list(found.changed), now) or str(tip)
             raise Conflict(f"{exc} (commit {culprit[:10]}); ctx refused the commit whole: "
                            "nothing here changed") from None
+        _learn_keys(received.keys, found, theirs, before, proofs)
         if found.parsed is not None:
             received.blobs[theirs] = raw
             received.parsed[theirs] = found.parsed
@@ -219,6 +223,27 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
                 if blob is not None:
                     proofs.record(blob, proof.digests, proof.keys)
     return received
+
+
+def _learn_keys(keys: dict[pygit2.Oid, list[str]], found: piecewise.Changes, theirs: pygit2.Oid,
+                before: pygit2.Oid | None, proofs: verified.Verified | None) -> None:
+    """What ``found`` says of the keys of the tip's blob ``theirs`` and the base's ``before``."""
+    if found.fast:
+        keys[theirs] = found.proofs[-1].keys
+        if before is not None:
+            if len(found.proofs) == 2:
+                keys[before] = found.proofs[0].keys
+            elif proofs is not None and (kept := proofs.pieces(before)) is not None:
+                keys[before] = kept[1]
+        return
+    if found.parsed is not None:
+        entries = found.parsed.get("entries")
+        if isinstance(entries, dict):
+            keys[theirs] = list(entries)
+    if before is not None and found.base_parsed is not None:
+        entries = found.base_parsed.get("entries")
+        if isinstance(entries, dict):
+            keys[before] = list(entries)
 
 
 def _changes(repo: pygit2.Repository, raw: bytes, path: str, before: pygit2.Oid | None,
