@@ -24,6 +24,7 @@ written. ``tests/reliability/test_hostile_remote.py`` holds each rule.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import pygit2
@@ -251,11 +252,12 @@ def _changes(repo: pygit2.Repository, raw: bytes, path: str, before: pygit2.Oid 
     """``piecewise.changes`` of one arriving store file against the base's blob ``before``
     (None: no base): piece by piece with ``proofs``, the plain way without."""
     proved: dict[bytes, str] | None = None
-    base: set[bytes] | None = None
+    base: Collection[bytes] | None = None
     if proofs is not None:
         known = proofs.pieces(before)
         if known is not None:
-            proved, base = dict(zip(*known, strict=True)), set(known[0])
+            proved = dict(zip(*known, strict=True))
+            base = proved  # the base's pieces are the ones proved (then ``prove`` asks no more)
         elif before is not None:
             proved = proofs.known()  # a base never taken in (written here): its pieces mostly were
     try:
