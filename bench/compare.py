@@ -103,6 +103,12 @@ class Side:
         return runs.CPU[0] if clock == "cpu" else elapsed
 
 
+def spread(times: list[float]) -> str:
+    """The first and third quartiles: how far the runs of one side scatter."""
+    q1, _, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
+    return f"{q1:.1f}-{q3:.1f}"
+
+
 def compare(old: Side, new: Side, key: str, count: int, only: list[str] | None = None,
             clock: str = "wall") -> list[tuple[str, float, float]]:
     rows = []
@@ -117,7 +123,8 @@ def compare(old: Side, new: Side, key: str, count: int, only: list[str] | None =
                 times[side.name].append(side.run(args, i, clock))
         o, n = statistics.median(times["old"]), statistics.median(times["new"])
         rows.append((name, o, n))
-        print(f"  {name:<16} old {o:7.1f} ms   new {n:7.1f} ms   new/old {n / o:.3f}", flush=True)
+        print(f"  {name:<16} old {o:7.1f} ms   new {n:7.1f} ms   new/old {n / o:.3f}   "
+              f"(quartiles old {spread(times['old'])}, new {spread(times['new'])})", flush=True)
     return rows
 
 
