@@ -121,7 +121,8 @@ def one_run(b: Path, tip_id, head_id, wall: dict[str, list[float]], cpu: dict[st
     timed("guard", began, began_cpu)
     before, after = repo[head_id].peel(pygit2.Commit).tree, repo[tip_id].peel(pygit2.Commit).tree
     began, began_cpu = time.perf_counter(), time.process_time()
-    arrived.what_arrived(repo, before, after, tip_id, head_id, known=checked.keys)
+    known = getattr(checked, "keys", None)  # (a revision before the guard handed its keys on: none)
+    arrived.what_arrived(repo, before, after, tip_id, head_id, **({"known": known} if known is not None else {}))
     timed("announcements", began, began_cpu)
     repo = pygit2.Repository(str(b))
     tip = repo[tip_id].peel(pygit2.Commit).tree

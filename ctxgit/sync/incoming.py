@@ -100,11 +100,22 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
         walker.hide(known)
     stores: set[str] = set()
     commits: list[pygit2.Commit] = []
+    # trees read, by id, and each received commit's tree id: a commit's trees are most often its
+    # child's parent trees (the next commit here), read once (bench/guard.py)
+    seen: dict[pygit2.Oid, pygit2.Tree] = {}
+    tree_of: dict[pygit2.Oid, pygit2.Oid] = {}
     for commit in walker:
         commits.append(commit)
-        parent = commit.parents[0].tree if commit.parents else None
+        tree_of[commit.id] = commit.tree_id
+        parent = None
+        if commit.parent_ids:
+            parent_tree = tree_of.get(commit.parent_ids[0])
+            parent = _tree(repo, parent_tree, seen) if parent_tree is not None else None
+            if parent is None:
+                parent = commit.parents[0].tree
+        tree = _tree(repo, commit.tree_id, seen)
         try:
-            _compare(repo, parent, commit.tree, "", stores)
+            _compare(repo, parent, commit.tree if tree is None else tree, "", stores, seen)
         except _Bad as bad:
             raise Conflict(f"{bad.path} from {SIDE} {bad.why} (commit {str(commit.id)[:10]}); "
                            "ctx refused the commit whole: nothing here changed") from None
@@ -117,8 +128,18 @@ class _Bad(Exception):
         self.path, self.why = name(path), why
 
 
+def _tree(repo: pygit2.Repository, oid: pygit2.Oid, seen: dict[pygit2.Oid, pygit2.Tree]) -> pygit2.Tree | None:
+    """The tree ``oid`` (read once: ``seen``), or None when it is missing or not a tree."""
+    found = seen.get(oid)
+    if found is None:
+        got = repo.get(oid)
+        if isinstance(got, pygit2.Tree):
+            seen[oid] = found = got
+    return found
+
+
 def _compare(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str,
-             stores: set[str]) -> None:
+             stores: set[str], seen: dict[pygit2.Oid, pygit2.Tree]) -> None:
     """The entries of ``new`` that ``old`` (the parent's tree here) lacks or holds otherwise."""
     before = {item.name: item for item in old} if old is not None else {}
     for item in new:
@@ -131,11 +152,11 @@ def _compare(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree,
         if why:
             raise _Bad(path, why)
         if item.filemode == FileMode.TREE:
-            sub = repo.get(item.id)
-            if not isinstance(sub, pygit2.Tree):
+            sub = _tree(repo, item.id, seen)
+            if sub is None:
                 raise _Bad(path, "is a directory whose tree is missing")
-            older = repo.get(was.id) if was is not None and was.filemode == FileMode.TREE else None
-            _compare(repo, older if isinstance(older, pygit2.Tree) else None, sub, path + "/", stores)
+            older = _tree(repo, was.id, seen) if was is not None and was.filemode == FileMode.TREE else None
+            _compare(repo, older, sub, path + "/", stores, seen)
             continue
         if forbidden(path):
             continue  # local state a remote carried by mistake: never written (fast_forward, flatten)
