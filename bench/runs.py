@@ -44,6 +44,7 @@ def finish(importer: subprocess.Popen) -> None:
 
 
 PEAK: list[float] = [0.0]  # the peak memory (MB) of the last process ``timed`` ran
+CPU: list[float] = [0.0]   # ... and the processor time it took, user and system (ms)
 
 # The processes ``timed`` runs are started by a small process of their own. A child's peak
 # memory (maxrss) starts at the resident size of the process that forked it (Linux records
@@ -60,7 +61,8 @@ for line in sys.stdin:
         elapsed = time.perf_counter() - start
         errors.seek(0)
         said = errors.read().decode(errors="replace")[:400]
-    print(json.dumps({"ms": elapsed * 1000, "peak": usage.ru_maxrss / 1024,
+    print(json.dumps({"ms": elapsed * 1000, "cpu": (usage.ru_utime + usage.ru_stime) * 1000,
+                      "peak": usage.ru_maxrss / 1024,
                       "status": os.waitstatus_to_exitcode(status), "errors": said}), flush=True)
 """
 _spawner: list[subprocess.Popen] = []
@@ -80,11 +82,12 @@ def _spawn(args: list[str], env: dict[str, str]) -> dict[str, Any]:
 def timed(args: list[str], env: dict[str, str], ok: Iterable[int] = (0,)) -> float:
     """Milliseconds one run of ``args`` took; stops the benchmark when it exits otherwise
     than ``ok`` (a read that finds nothing exits 1: pass ``(0, 1)``). Its peak memory
-    (``getrusage``'s maxrss of the child, from ``wait4``) is left in ``PEAK``."""
+    and processor time (the child's own ``getrusage``, from ``wait4``) are left in
+    ``PEAK`` and ``CPU``."""
     done = _spawn(args, env)
     if done["status"] not in tuple(ok):
         raise SystemExit(f"{' '.join(args)} failed: {done['errors']}")
-    PEAK[0] = done["peak"]
+    PEAK[0], CPU[0] = done["peak"], done["cpu"]
     return float(done["ms"])
 
 

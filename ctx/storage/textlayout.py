@@ -262,15 +262,21 @@ def split_pieces(raw: bytes) -> tuple[bytes, bytes, list[bytes]] | None:
     pieces)``, where ``head`` runs to ``"entries": `` (its brace not included), ``tail``
     follows the entries object's closing brace, and each piece is one entry's member
     text without its leading ``\n    "`` (``entry_members``). Nothing is parsed: a piece
-    is only where an entry should be (``ctx/storage/piecewise.py`` proves it is). None
-    for another layout."""
-    region = _region(raw, _BYTES)
-    if region is None:
+    is only where an entry should be, and the cut only where the layout says the parts
+    are (``ctx/storage/piecewise.py`` proves they are, or reads the file whole). The
+    entries object is the last member ctx writes, so its closing line is looked for from
+    the end (the last ``\n  }``): the entries are not searched through for it. None for
+    another layout."""
+    if not raw.startswith(_BYTES.start):
         return None
-    body, close = region
-    if close == body:
+    opened = raw.find(_BYTES.open)
+    if opened < 0:
+        return None
+    body = opened + len(_BYTES.open)
+    if raw.startswith(_BYTES.empty, body - 1):
         return raw[:body - 1], raw[body + 1:], []
-    if not raw.startswith(_MEMBER_LEAD, body):
+    close = raw.rfind(_BYTES.close)
+    if close < body or not raw.startswith(_MEMBER_LEAD, body):
         return None
     return raw[:body - 1], raw[close + len(_BYTES.close):], raw[body + len(_MEMBER_LEAD):close].split(MEMBER_NEXT)
 

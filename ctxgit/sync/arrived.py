@@ -16,6 +16,7 @@ this side has it on is refused whole unless the operator accepts it on purpose
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,12 @@ def _own_keys(repo: pygit2.Repository, oid: pygit2.Oid) -> list[str]:
     return list(entries) if isinstance(entries, dict) else []
 
 
+def _keys_parsed(repo: pygit2.Repository, oid: pygit2.Oid | None) -> set[str]:
+    """The entry keys of a store file from the remote: parsed, never read by its layout."""
+    entries = _json(repo, oid).get("entries", {})
+    return set(entries) if isinstance(entries, dict) else set()
+
+
 def _config(repo: pygit2.Repository, tree: pygit2.Tree | None) -> dict:
     return _json(repo, _blob_id(tree, CONFIG_NAME))
 
@@ -141,10 +148,13 @@ def _parent_tree(commit: pygit2.Commit) -> pygit2.Tree | None:
 # --- the report ---------------------------------------------------------------------------------
 
 def what_arrived(repo: pygit2.Repository, before: pygit2.Tree | None, after: pygit2.Tree,
-                 theirs: pygit2.Oid, head: pygit2.Oid | None) -> Arrived:
+                 theirs: pygit2.Oid, head: pygit2.Oid | None,
+                 known: Mapping[pygit2.Oid, list[str]] | None = None) -> Arrived:
     """The difference between this side's tree ``before`` a pull and ``after`` it; the
     authors of RULES.md's change from the commits ``theirs`` brought (``head``: this side's
-    commit before, None when it had none)."""
+    commit before, None when it had none). ``known``: store blobs' entry keys the guard
+    learned already (``incoming.Received.keys``), so a big store is not read again."""
+    known = known or {}
     found = Arrived()
     if _blob_id(before, RULES) != _blob_id(after, RULES) and before is not None:
         found.rules_changed = True
@@ -157,10 +167,8 @@ def what_arrived(repo: pygit2.Repository, before: pygit2.Tree | None, after: pyg
         old, new = _blob_id(before, path), _blob_id(after, path)
         if old is None or old == new:
             continue
-        kept = _json(repo, new).get("entries", {})  # the remote's: parsed, never read by its layout
-        if not isinstance(kept, dict):
-            kept = {}
-        gone = [k for k in _own_keys(repo, old) if k not in kept]
+        kept = set(known[new]) if new is not None and new in known else _keys_parsed(repo, new)
+        gone = [k for k in (known[old] if old in known else _own_keys(repo, old)) if k not in kept]
         if gone:
             found.deleted[store] = len(gone)
     if _blob_id(before, CONFIG_NAME) != _blob_id(after, CONFIG_NAME):

@@ -24,6 +24,7 @@ written. ``tests/reliability/test_hostile_remote.py`` holds each rule.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import pygit2
@@ -84,6 +85,9 @@ class Received:
     raw: dict[str, bytes] = field(default_factory=dict)    # path -> its bytes (read once: fast_forward)
     blobs: dict[pygit2.Oid, bytes] = field(default_factory=dict)   # blob -> its bytes, when parsed whole
     parsed: dict[pygit2.Oid, dict] = field(default_factory=dict)   # blob -> its parse (read once: the merge)
+    # store blob -> its entry keys in order, as the whole parse reads them (the tip's and the base's,
+    # proved or parsed here): the announcements count deletions from them (``arrived.what_arrived``)
+    keys: dict[pygit2.Oid, list[str]] = field(default_factory=dict)
 
 
 def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
@@ -96,11 +100,22 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
         walker.hide(known)
     stores: set[str] = set()
     commits: list[pygit2.Commit] = []
+    # trees read, by id, and each received commit's tree id: a commit's trees are most often its
+    # child's parent trees (the next commit here), read once (bench/guard.py)
+    seen: dict[pygit2.Oid, pygit2.Tree] = {}
+    tree_of: dict[pygit2.Oid, pygit2.Oid] = {}
     for commit in walker:
         commits.append(commit)
-        parent = commit.parents[0].tree if commit.parents else None
+        tree_of[commit.id] = commit.tree_id
+        parent = None
+        if commit.parent_ids:
+            parent_tree = tree_of.get(commit.parent_ids[0])
+            parent = _tree(repo, parent_tree, seen) if parent_tree is not None else None
+            if parent is None:
+                parent = commit.parents[0].tree
+        tree = _tree(repo, commit.tree_id, seen)
         try:
-            _compare(repo, parent, commit.tree, "", stores)
+            _compare(repo, parent, commit.tree if tree is None else tree, "", stores, seen)
         except _Bad as bad:
             raise Conflict(f"{bad.path} from {SIDE} {bad.why} (commit {str(commit.id)[:10]}); "
                            "ctx refused the commit whole: nothing here changed") from None
@@ -113,8 +128,18 @@ class _Bad(Exception):
         self.path, self.why = name(path), why
 
 
+def _tree(repo: pygit2.Repository, oid: pygit2.Oid, seen: dict[pygit2.Oid, pygit2.Tree]) -> pygit2.Tree | None:
+    """The tree ``oid`` (read once: ``seen``), or None when it is missing or not a tree."""
+    found = seen.get(oid)
+    if found is None:
+        got = repo.get(oid)
+        if isinstance(got, pygit2.Tree):
+            seen[oid] = found = got
+    return found
+
+
 def _compare(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str,
-             stores: set[str]) -> None:
+             stores: set[str], seen: dict[pygit2.Oid, pygit2.Tree]) -> None:
     """The entries of ``new`` that ``old`` (the parent's tree here) lacks or holds otherwise."""
     before = {item.name: item for item in old} if old is not None else {}
     for item in new:
@@ -127,11 +152,11 @@ def _compare(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree,
         if why:
             raise _Bad(path, why)
         if item.filemode == FileMode.TREE:
-            sub = repo.get(item.id)
-            if not isinstance(sub, pygit2.Tree):
+            sub = _tree(repo, item.id, seen)
+            if sub is None:
                 raise _Bad(path, "is a directory whose tree is missing")
-            older = repo.get(was.id) if was is not None and was.filemode == FileMode.TREE else None
-            _compare(repo, older if isinstance(older, pygit2.Tree) else None, sub, path + "/", stores)
+            older = _tree(repo, was.id, seen) if was is not None and was.filemode == FileMode.TREE else None
+            _compare(repo, older, sub, path + "/", stores, seen)
             continue
         if forbidden(path):
             continue  # local state a remote carried by mistake: never written (fast_forward, flatten)
@@ -207,6 +232,7 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
             culprit = _first_with_it(repo, commits, path, list(found.changed), now) or str(tip)
             raise Conflict(f"{exc} (commit {culprit[:10]}); ctx refused the commit whole: "
                            "nothing here changed") from None
+        _learn_keys(received.keys, found, theirs, before, proofs)
         if found.parsed is not None:
             received.blobs[theirs] = raw
             received.parsed[theirs] = found.parsed
@@ -221,16 +247,38 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
     return received
 
 
+def _learn_keys(keys: dict[pygit2.Oid, list[str]], found: piecewise.Changes, theirs: pygit2.Oid,
+                before: pygit2.Oid | None, proofs: verified.Verified | None) -> None:
+    """What ``found`` says of the keys of the tip's blob ``theirs`` and the base's ``before``."""
+    if found.fast:
+        keys[theirs] = found.proofs[-1].keys
+        if before is not None:
+            if len(found.proofs) == 2:
+                keys[before] = found.proofs[0].keys
+            elif proofs is not None and (kept := proofs.pieces(before)) is not None:
+                keys[before] = kept[1]
+        return
+    if found.parsed is not None:
+        entries = found.parsed.get("entries")
+        if isinstance(entries, dict):
+            keys[theirs] = list(entries)
+    if before is not None and found.base_parsed is not None:
+        entries = found.base_parsed.get("entries")
+        if isinstance(entries, dict):
+            keys[before] = list(entries)
+
+
 def _changes(repo: pygit2.Repository, raw: bytes, path: str, before: pygit2.Oid | None,
              proofs: verified.Verified | None, commits: list[pygit2.Commit]) -> piecewise.Changes:
     """``piecewise.changes`` of one arriving store file against the base's blob ``before``
     (None: no base): piece by piece with ``proofs``, the plain way without."""
     proved: dict[bytes, str] | None = None
-    base: set[bytes] | None = None
+    base: Collection[bytes] | None = None
     if proofs is not None:
         known = proofs.pieces(before)
         if known is not None:
-            proved, base = dict(zip(*known, strict=True)), set(known[0])
+            proved = dict(zip(*known, strict=True))
+            base = proved  # the base's pieces are the ones proved (then ``prove`` asks no more)
         elif before is not None:
             proved = proofs.known()  # a base never taken in (written here): its pieces mostly were
     try:

@@ -149,7 +149,7 @@ def integrate(ctx: Context, label: str, theirs: pygit2.Oid | None, auto: bool = 
             result.received, result.remote_head = received, str(theirs)
         if result.kind in ("fast-forward", "merge"):
             after = existing_repo(ctx.root).head.peel(pygit2.Commit).tree
-            result.arrived = what_arrived(repo, head_commit.tree, after, theirs, head)
+            result.arrived = what_arrived(repo, head_commit.tree, after, theirs, head, checked.keys)
         return result
 
 

@@ -20,7 +20,7 @@ from ctx.storage.atomic import atomic_write
 from ctxgit.gitfiles.layout import VERIFIED
 
 KEEP = 4  # blobs remembered: a sync's base is nearly always one of the last few taken in
-VERSION = 1
+VERSION = 2  # (1: blake2b digests; a proof of another version is made again)
 
 
 class Verified:

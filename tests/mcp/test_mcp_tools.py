@@ -335,3 +335,13 @@ def test_letters_handoff_and_due_dates_as_tools(server, run):
     assert [x["key"] for x in theirs] == [key]
     assert server.call("review", {"key": "relay_baton", "stale": "yes"}).is_error
     assert server.call("remind", {"key": "relay_baton", "date": "soon"}).structured_content["exit_status"] == 2
+
+
+@pytest.mark.parametrize("asked", ["x" * 100_000, "no\nsuch\x1b[2Jtool"], ids=["long", "controls"])
+def test_a_call_of_no_tool_is_one_bounded_line(server, asked):
+    from ctx.display import NAME_BOUND
+    done = server.call(asked, {})
+    assert done.is_error
+    line = done.structured_content["error"]
+    assert "\n" not in line and "\x1b" not in line and "no tool" in line
+    assert len(line) < NAME_BOUND + 400  # the name cut at its bound, then the tools' names

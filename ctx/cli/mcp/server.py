@@ -46,6 +46,7 @@ from ctx.cli.mcp.drain import answered_before_eof
 from ctx.cli.mcp.stdin import claimed_stdin
 from ctx.cli.mcp.tools import Tool, has_remote, structured, tools
 from ctx.cli.run import CapturingRun, invoke, open_context
+from ctx.display import name as shown_name
 from ctx.errors import InvalidArgument, StoreError
 
 INSTRUCTIONS = """\
@@ -123,7 +124,9 @@ class CtxServer:
     def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         tool = self.tools.get(name)
         if tool is None:
-            return failure(f"ctx: no tool {name!r}; the tools are {', '.join(self.tools)}", ExitStatus.USAGE)
+            # the name a client sent: visible and bounded (test_a_call_of_no_tool_is_one_bounded_line)
+            return failure(f"ctx: no tool '{shown_name(name)}'; the tools are {', '.join(self.tools)}",
+                           ExitStatus.USAGE)
         try:
             values, given = tool.values(arguments)
         except InvalidArgument as error:
