@@ -61,6 +61,19 @@ class Run:
         one place the front door reads it (tests/cli/test_stdin.py)."""
         return stdin_text(sys.stdin.buffer.read())
 
+    def hook_stdin(self, limit: int) -> str | None:
+        """A harness hook's payload: at most ``limit`` bytes of stdin as text, or None when it
+        is longer, not UTF-8, or stdin is a terminal (no hook sends one)."""
+        if sys.stdin is None or sys.stdin.isatty():
+            return None
+        raw = sys.stdin.buffer.read(limit + 1)
+        if len(raw) > limit:
+            return None
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
         from ctx.context import Context
@@ -117,6 +130,9 @@ class CapturingRun(Run):
 
     def stdin(self) -> str:
         return self.given
+
+    def hook_stdin(self, limit: int) -> str | None:
+        return self.given if len(self.given.encode("utf-8")) <= limit else None
 
 
 def stdin_text(raw: bytes) -> str:

@@ -226,8 +226,9 @@ def served() -> tuple[Command, ...]:
     server may offer (``table.commands()`` is these and ``ctx mcp``)."""
     from ctx.cli.table_features import FEATURES
     from ctx.cli.table_git import GIT
+    from ctx.cli.table_events import EVENTS
     from ctx.cli.table_letters import LETTERS
-    return ENTRIES + LETTERS + GIT + FEATURES
+    return ENTRIES + LETTERS + GIT + FEATURES + EVENTS
 
 
 def fast_commands() -> dict[str, Command]:
