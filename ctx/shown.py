@@ -34,14 +34,29 @@ def log_path(state: StrPath | None) -> str | None:
     return os.path.join(state, LOG_NAME) if state is not None else None
 
 
+def _string(text: str) -> str:
+    """``text`` as a JSON string. By hand: ``ctx start`` writes a record, and the json module
+    (with re, enum, functools) costs every start ~8 ms (tests/cli/test_fastcli.py,
+    test_the_reads_load_neither_re_nor_pathlib); what ``read`` parses back is JSON."""
+    out = []
+    for ch in text:
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff" or ch in "\u2028\u2029":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def _line(what: str, harness: str, session: str, author: str, keys: list[tuple[str, str]],
           time: str | None) -> bytes:
-    import json
-
     from ctx.model import now
-    record = {"time": time or now(), "what": what, "harness": harness[:64], "session": session[:128],
-              "author": author[:128], "keys": [{"store": s, "key": k} for s, k in keys[:MAX_KEYS]]}
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    fields = [("time", time or now()), ("what", what), ("harness", harness[:64]), ("session", session[:128]),
+              ("author", author[:128])]
+    head = ",".join(f"{_string(name)}:{_string(value)}" for name, value in fields)
+    listed = ",".join('{"store":' + _string(s) + ',"key":' + _string(k) + "}" for s, k in keys[:MAX_KEYS])
+    return ("{" + head + ',"keys":[' + listed + "]}\n").encode("utf-8", "surrogatepass")
 
 
 def note(state: StrPath | None, what: str, harness: str, session: str, author: str,
@@ -64,7 +79,7 @@ def note(state: StrPath | None, what: str, harness: str, session: str, author: s
         if size > MAX_BYTES:
             _trim(path)
         return True
-    except Exception:  # noqa: BLE001 - the log never fails what it records
+    except Exception:
         return False
 
 

@@ -23,8 +23,6 @@ from ctx.errors import InvalidArgument
 if TYPE_CHECKING:
     from ctx.failure_recall import Failure
 
-MAX_FIELD = 64 * 1024  # characters of one field of a hook's payload ctx reads (a longer one is cut)
-
 
 def home() -> Path:
     """HOME from the environment (tests and harnesses set it), else the user's."""
@@ -35,23 +33,6 @@ def this_ctx() -> str:
     """This installation's ``ctx`` script when it has one, else ``ctx`` on PATH."""
     script = Path(sys.executable).parent / "ctx"
     return str(script) if script.is_file() else "ctx"
-
-
-def field(payload: dict[str, Any], *path: str) -> str | None:
-    """The text at ``path`` of a hook's payload (cut at ``MAX_FIELD``), or None when a step is
-    missing or not of its type: a payload is never trusted."""
-    value: Any = payload
-    for step in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(step)
-    return value[:MAX_FIELD] if isinstance(value, str) else None
-
-
-def session_of(payload: dict[str, Any]) -> str:
-    """The payload's session id, when it is a short line of text."""
-    session = field(payload, "session_id") or ""
-    return session if len(session) <= 128 and session.isprintable() else ""
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.harness.base import Budget, Edit, Harness, Wiring, field, home, session_of
+from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import FAILURE_MARK, HOOK_MARK, with_hooks
 from ctx.harness.texts import failure_command, hook_command
+from ctx.hookpayload import field, session_of
 
 if TYPE_CHECKING:
     from ctx.failure_recall import Failure
@@ -50,7 +51,8 @@ class ClaudeCode(Harness):
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
-        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under)
+        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under,
+                               harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
     def failure_hook(self, wiring: Wiring) -> dict[str, Any]:

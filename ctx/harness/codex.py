@@ -23,9 +23,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.harness.base import Budget, Edit, Harness, Wiring, field, home, session_of
+from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import FAILURE_MARK, with_block, with_hook
 from ctx.harness.texts import failure_command, pointer
+from ctx.hookpayload import field, session_of
 
 if TYPE_CHECKING:
     from ctx.failure_recall import Failure
@@ -77,9 +78,9 @@ class Codex(Harness):
         override = path.parent / "AGENTS.override.md"
         if override.exists():
             notes.append(f"{override} exists: Codex reads it instead of AGENTS.md; move the ctx block there")
-        hook = self.failure_hook(wiring)
+        hook, event, matcher = self.failure_hook(wiring), self.failure_event, self.failure_matcher
         hooks = Edit(codex_home() / "hooks.json",
-                     lambda before: with_hook(before or "", hook, self.failure_event, FAILURE_MARK, self.failure_matcher))
+                     lambda before: with_hook(before or "", hook, event, FAILURE_MARK, matcher))
         return [Edit(path, lambda before: (with_block(before or "", block), [])), hooks], notes + [TRUST_NOTE]
 
     mcp_help = "$CODEX_HOME/config.toml (default ~/.codex; ./.codex with --project): [mcp_servers.ctx]"

@@ -28,9 +28,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.harness.base import Budget, Edit, Harness, Wiring, field, home, session_of
+from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import FAILURE_MARK, HOOK_MARK, with_block, with_hooks
 from ctx.harness.texts import failure_command, hook_command, pointer
+from ctx.hookpayload import field, session_of
 
 if TYPE_CHECKING:
     from ctx.failure_recall import Failure
@@ -79,7 +80,7 @@ class Gemini(Harness):
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
         command = hook_command(wiring.root, wiring.program, self.budget.chars, agent=wiring.agent, as_json=True,
-                               only_under=wiring.only_under)
+                               only_under=wiring.only_under, harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:

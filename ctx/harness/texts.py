@@ -52,14 +52,16 @@ def failure_command(root: Path, program: str, harness: str, *, agent: str | None
 
 
 def hook_command(root: Path, program: str, budget: int, *, agent: str | None = None,
-                 as_json: bool = False, only_under: Path | None = None) -> str:
+                 as_json: bool = False, only_under: Path | None = None, harness: str | None = None) -> str:
     """A SessionStart hook's command: ``ctx start`` with its root (and the agent's name when
     given), its errors ignored (nothing on stderr, exit 0), marked ``HOOK_MARK``. ``as_json``:
-    it prints the hook's JSON (``ctx start --format hook``) rather than the plain payload."""
+    it prints the hook's JSON (``ctx start --format hook``) rather than the plain payload;
+    ``harness``: it reads the hook's session id (``ctx start --harness``)."""
     names = f"CTX_HOME={shlex.quote(str(root))} "
     if agent:
         names += f"CTX_AUTHOR={shlex.quote(agent)} "
     form = " --format hook" if as_json else ""
+    form += f" --harness {harness}" if harness else ""  # its session id, for the shown log
     run = f"{names}{shlex.quote(program)} start --max-chars {budget}{form} 2>/dev/null || true"
     return f"{_only_under(run, only_under)}  {HOOK_MARK}"
 

@@ -13,10 +13,11 @@ if TYPE_CHECKING:
 MAX_STDIN = 256 * 1024  # bytes of a hook's payload; a longer one is not read at all
 
 
-def payload(run: Run) -> dict[str, Any] | None:
-    """The hook's JSON object, or None (too long, not UTF-8, not JSON, not an object)."""
+def payload(run: Run, wait: float | None = None) -> dict[str, Any] | None:
+    """The hook's JSON object, or None (too long, not UTF-8, not JSON, not an object; with
+    ``wait``, nothing on stdin within that many seconds)."""
     import json
-    raw = run.hook_stdin(MAX_STDIN)
+    raw = run.hook_stdin(MAX_STDIN, wait)
     if not raw:
         return None
     try:
@@ -29,7 +30,7 @@ def payload(run: Run) -> dict[str, Any] | None:
 def failure(run: Run, harness: str) -> None:
     try:
         _failure(run, harness)
-    except Exception:  # noqa: BLE001 - the hook never fails the tool call (exit 0, nothing said)
+    except Exception:
         return
 
 
@@ -61,6 +62,6 @@ def note_shown(context: Any, what: str, harness: str, session: str, keys: list[t
     try:
         if not get_value(context.where, "shown-log", context.state):
             return
-    except Exception:  # noqa: BLE001 - a bad setting: the log is kept, as by default
+    except Exception:
         pass
     note(context.state, what, harness, session, context.author or "", keys)
