@@ -119,8 +119,9 @@ def shown_in(payload: str, named: list[tuple[str, str]]) -> list[tuple[str, str]
         at = payload.find(key)
         while at >= 0:
             end = at + len(key)
-            if (at == 0 or not word(payload[at - 1])) and (end == len(payload) or not word(payload[end])
-                                                           or payload[end] == "." and not word(payload[end + 1:end + 2])):
+            after = payload[end:end + 1]
+            ends = not after or not word(after) or after == "." and not word(payload[end + 1:end + 2] or " ")
+            if (at == 0 or not word(payload[at - 1])) and ends:
                 return True
             at = payload.find(key, at + 1)
         return False
