@@ -44,7 +44,7 @@ FENCE_CLOSE = "</ctx-recall>"
 # gates that find the most fixes with no answer to an unrelated failure, the middle of them); a
 # model not listed has no gate measured, and its scores are not trusted: words alone decide.
 GATES: dict[str, tuple[float, float]] = {"wordllama-l2_supercat-256": (0.49, 0.41)}
-WORDS_GATE = (0.5, 0.5)     # the same, as shares of the query's rare words, when words alone decide
+WORDS_GATE = (0.35, 0.28)  # the same, as shares of the query's rare words, when words alone decide
 
 # lines that say only that the command failed: they match every entry about any failure
 _NOISE = re.compile(r"^\s*(exit code:?\s*-?\d+|exit status \d+|error:?|command failed.*|"
