@@ -51,6 +51,11 @@ _NOISE = re.compile(r"^\s*(exit code:?\s*-?\d+|exit status \d+|error:?|command f
                     r"wall time:.*|output:|process exited with code \d+)\s*$", re.I)
 
 
+# words that say only that something failed: a word no entry holds weighs most in a words score,
+# so "error:" before every message would keep the fix of that message out
+_FAILED_WORDS = re.compile(r"\b(error|errors|err|failed|failure|fatal|exit|code|status|warning)\b:?", re.I)
+
+
 class Failure:
     """A failing command as a harness's hook tells it: the command, its error, the session."""
 
@@ -63,7 +68,8 @@ class Failure:
 def error_text(failure: Failure) -> str:
     """The error's telling lines (its first and last ones within ``MAX_ERROR``), without the
     lines that only say it failed."""
-    error = "\n".join(line for line in failure.error.splitlines() if line.strip() and not _NOISE.match(line))
+    lines = [line for line in failure.error.splitlines() if line.strip() and not _NOISE.match(line)]
+    error = "\n".join(_FAILED_WORDS.sub(" ", line) for line in lines)
     if len(error) > MAX_ERROR:
         half = MAX_ERROR // 2
         error = error[:half] + "\n" + error[-half:]

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 HOOK_TIMEOUT_MS = 15000  # Gemini CLI's hook timeout is in milliseconds (its default: 60,000)
 FAILURE_TIMEOUT_MS = 10000  # the recall stays within 1.5 s on 10,000 entries (bench/recallhook.py)
 _EXIT_CODE = re.compile(r"^\s*Exit Code:\s*(-?\d+)", re.M | re.I)
+# the lines of the shell tool's text that only frame the output ("Command: ...", "Exit Code: 1")
+_FRAME = re.compile(r"^\s*(Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$"
+                    r"|^\s*Error: \(none\)\s*$", re.M | re.I)
 TRUST_NOTE = ('"trust": true: Gemini CLI runs ctx\'s tools (writes included) without asking you '
               "to confirm each call")
 
@@ -75,7 +78,8 @@ class Gemini(Harness):
         code = _EXIT_CODE.search(content or "")
         if not command or not (error or (code and code.group(1) != "0")):
             return None  # a command that succeeded
-        return Failure(command, "\n".join(x for x in (error, content) if x), session_of(payload))
+        shown = _FRAME.sub("", content or "").replace("Output: ", "", 1)
+        return Failure(command, "\n".join(x for x in (error, shown) if x and x.strip()), session_of(payload))
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
