@@ -7,8 +7,8 @@
    16 stored fixes; 16 failures with a fix and 10 without in each half). For the model and for
    words alone, every gate (score for the command and its error, score for the error alone) is
    tried on the TUNING half; of those that find the most fixes while answering no unrelated
-   failure, the gate is the one farthest from changing any answer (the largest margin). Then both halves are measured with it
-   and with the gates ctx ships (ctx/failure_recall.py's GATES and WORDS_GATE): the share of
+   failure, the gate is the one farthest from changing any answer (the largest margin). Then
+   both halves are measured with it and with the gates ctx ships (ctx/failure_recall.py's GATES and WORDS_GATE): the share of
    failures with a stored fix that get it (target >= 0.8) and the share of failures without
    one that get anything (target <= 0.1).
 2. The whole time a failing call adds: `ctx event failure --harness claude-code` as a process
@@ -38,15 +38,15 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "recall"))
 
-import build  # noqa: E402
-import evalset  # noqa: E402
-import failureset  # noqa: E402
+import build
+import evalset
+import failureset
 
-from ctx import failure_recall  # noqa: E402
-from ctx.context import Context  # noqa: E402
-from ctx.failure_recall import Failure, scored  # noqa: E402
-from ctx.meaning import model as meaning_model  # noqa: E402
-from ctxgit.gitfiles.layout import state_dir  # noqa: E402
+from ctx import failure_recall
+from ctx.context import Context
+from ctx.failure_recall import Failure, scored
+from ctx.meaning import model as meaning_model
+from ctxgit.gitfiles.layout import state_dir
 
 CTX = str(Path(sys.executable).parent / "ctx")
 WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench")) / "recallhook"

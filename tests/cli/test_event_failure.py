@@ -4,7 +4,7 @@ fenced as data, each with its key, date and author, every field visible, in the 
 harness reads; and prints nothing, exit 0, for a success, an unrelated failure, or a bad,
 empty or oversized stdin. Words alone decide here (the model is held out: its gate is
 checked on the failure set, tests/recall/test_failure_recall.py), and the failing command is
-one whose words the fix holds: the gate itself is the failure set's to check, not these.""" 
+one whose words the fix holds: the gate itself is the failure set's to check, not these."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ FIX = ("kubectl and helm fail with 'KUBECONFIG not set' in non-login shells: run
 OTHER = "The docs site is built with mkdocs-material and deployed by the docs workflow"
 
 
-def claude(command: str = "kubectl", error: str = "Exit code 1\nerror: KUBECONFIG not set",
+def claude(command: str = "kubectl", error: str = "Exit code 1\nKUBECONFIG not set",
            **more) -> str:
     return json.dumps({"session_id": "sess-1", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
                        "tool_input": {"command": command}, "error": error, **more})
@@ -113,7 +113,7 @@ def test_stdin_that_is_not_utf8_prints_nothing(run, stored):
 
 
 def test_codex_decides_from_the_output_whether_the_command_failed(run, stored):
-    failed = "Exit code: 1\nWall time: 0.2 seconds\nOutput:\nerror: KUBECONFIG not set\n"
+    failed = "Exit code: 1\nWall time: 0.2 seconds\nOutput:\nKUBECONFIG not set\n"
     text = recalled(run("event", "failure", "--harness", "codex", input=codex(failed)), "PostToolUse")
     assert "fix_kubeconfig_unset" in text
     silent(run("event", "failure", "--harness", "codex",
@@ -122,7 +122,7 @@ def test_codex_decides_from_the_output_whether_the_command_failed(run, stored):
 
 
 def test_gemini_decides_from_the_exit_code_in_its_tool_response(run, stored):
-    failed = ("Command: kubectl\nDirectory: (root)\nOutput: error: KUBECONFIG not set\n"
+    failed = ("Command: kubectl\nDirectory: (root)\nOutput: KUBECONFIG not set\n"
               "Error: (none)\nExit Code: 1\nSignal: (none)")
     text = recalled(run("event", "failure", "--harness", "gemini", input=gemini(failed)), "AfterTool")
     assert "fix_kubeconfig_unset" in text
