@@ -8,9 +8,9 @@
    words alone, every gate (score for the command and its error, score for the error alone) is
    tried on the TUNING half; of those that find the most fixes while answering no unrelated
    failure, the gate is the one farthest from changing any answer (the largest margin). Then
-   both halves are measured with it and with the gates ctx ships (ctx/failure_recall.py's GATES and WORDS_GATE): the share of
-   failures with a stored fix that get it (target >= 0.8) and the share of failures without
-   one that get anything (target <= 0.1).
+   both halves are measured with it and with the gates ctx ships (ctx/failure_recall.py's
+   GATES and WORDS_GATE): the share of failures with a stored fix that get it (target >= 0.8)
+   and the share of failures without one that get anything (target <= 0.1).
 2. The whole time a failing call adds: `ctx event failure --harness claude-code` as a process
    (what the hook runs), a Claude Code payload on stdin, at each size (the set's entries made
    distinct, again and again), median of --runs: with the vectors kept ("model cold": each
