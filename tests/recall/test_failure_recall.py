@@ -64,3 +64,17 @@ def test_without_kept_vectors_words_decide_and_nothing_is_made(failure_root, emb
     monkeypatch.setattr(embedder, "embed", lambda texts: made.append(texts) or pytest.fail("embedded"))
     given = recall(ctx, Failure("terraform plan", "Error: Error acquiring the state lock"), embedder)
     assert [r.key for r, _ in given][0] == "fix_terraform_state_lock" and not made
+
+
+def test_vectors_a_few_writes_behind_still_count_as_ready(failure_root, embedder, monkeypatch):
+    from ctx.failure_recall import _vectors_ready
+    from ctx.meaning.rank import search
+    from ctx.results import Filters
+    ctx = Context(root=failure_root, state_of=state_dir)
+    search(ctx, "vectors", Filters(), 1, embedder)
+    write_store_file(failure_root, "shared", {"fix_new_one": {**failureset.fix_entries()["fix_cuda_oom_batch"],
+                                                              "value": "a new entry the vectors lack"}})
+    ctx = Context(root=failure_root, state_of=state_dir)
+    assert _vectors_ready(ctx, embedder)  # one entry for the model to read: within the bound
+    monkeypatch.setattr("ctx.failure_recall.STALE_LIMIT", 0)
+    assert not _vectors_ready(ctx, embedder)

@@ -42,7 +42,7 @@ def _failure(run: Run, harness: str) -> None:
     told = found.failure(data) if data is not None else None
     if told is None:
         return
-    context = run.context(cache="read")
+    context = run.context()  # (the read index may be brought up to date: the next hook reads it ready)
     if not get_value(context.where, "recall-on-failure", context.state):
         return
     from ctx.failure_recall import fenced, recall
