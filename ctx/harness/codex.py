@@ -5,8 +5,11 @@
   is read instead.
 - Recall at a failing command: a PostToolUse hook (matcher ``Bash``) in ``$CODEX_HOME/hooks.json``
   running ``ctx event failure --harness codex``. Codex fires PostToolUse after a failing command
-  too, with the command's output text only (issue 37, Codex 0.171): ctx decides from its exit
-  code line whether it failed. Codex runs a hook it did not write only once the user trusted it
+  too, with the command's output text only, no exit code (measured with Codex 0.171:
+  ``tool_response`` is the text; tests/recall/test_recall_codex.py): ctx takes an output that
+  says it failed (an error, "No such file", "not found", a traceback...) for a failure, and an
+  exit code line when one is there. A success whose output reads as an error costs one search:
+  the gate still gives nothing that does not answer it. Codex runs a hook it did not write only once the user trusted it
   (its "Hooks need review" prompt or ``/hooks`` in the TUI; ``codex exec`` has no review and
   skips an untrusted hook): ctx writes no trust record of its own (the hash Codex keeps is its
   private format), and ``ctx wire codex`` says what to do.
@@ -33,6 +36,9 @@ if TYPE_CHECKING:
 
 FAILURE_TIMEOUT = 10  # seconds: the recall stays within 1.5 s on 10,000 entries (bench/recallhook.py)
 _EXIT_CODE = re.compile(r"^\s*(?:exit code|process exited with code)[:\s]+(-?\d+)", re.M | re.I)
+_SAYS_FAILED = re.compile(r"\b(errors?|err!|fatal|failed|failure|cannot|can't|could not|couldn't|not found|"
+                          r"no such file|denied|refused|traceback|exception|panic|unable to|not set|invalid|"
+                          r"unrecognized|unknown (?:option|command))\b", re.I)
 TRUST_NOTE = ("Codex runs ctx's PostToolUse hook only once you trust it: start `codex` once and accept "
               "ctx's hook at its \"Hooks need review\" prompt (or type /hooks and trust it); until then "
               "`codex exec` skips it")
@@ -65,8 +71,10 @@ class Codex(Harness):
             return None
         command = field(payload, "tool_input", "command")
         output = field(payload, "tool_response") or field(payload, "tool_response", "output")
-        code = _EXIT_CODE.search(output or "")
-        if not command or not output or not code or code.group(1) == "0":
+        if not command or not output:
+            return None
+        code = _EXIT_CODE.search(output)
+        if (code.group(1) == "0") if code else not _SAYS_FAILED.search(output):
             return None  # a success, or an output that does not say it failed
         return Failure(command, output, session_of(payload))
 

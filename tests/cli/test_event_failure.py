@@ -118,7 +118,10 @@ def test_codex_decides_from_the_output_whether_the_command_failed(run, stored):
     assert "fix_kubeconfig_unset" in text
     silent(run("event", "failure", "--harness", "codex",
                input=codex("Exit code: 0\nWall time: 0.1 seconds\nOutput:\nKUBECONFIG not set? no: set\n")))
-    silent(run("event", "failure", "--harness", "codex", input=codex("KUBECONFIG not set")))  # no exit code line
+    # Codex's hook gets the output only: an output that says it failed is a failure
+    assert "fix_kubeconfig_unset" in recalled(run("event", "failure", "--harness", "codex",
+                                                  input=codex("KUBECONFIG not set\n")), "PostToolUse")
+    silent(run("event", "failure", "--harness", "codex", input=codex("3 pods running on kubectl context staging\n")))
 
 
 def test_gemini_decides_from_the_exit_code_in_its_tool_response(run, stored):
