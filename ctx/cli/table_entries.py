@@ -69,8 +69,9 @@ Budget, the first that is set: --max-chars (or --max-tokens, 4 characters
 each; 0: none); 5% of $CTX_CONTEXT_WINDOW_CHARS (or of 4 x
 $CTX_CONTEXT_WINDOW_TOKENS); `ctx config start-max-chars N` (this
 machine). None: the whole payload.
-Each payload is noted in the local shown log (`ctx log --shown`; off with
-`ctx config shown-log false`).
+Run by a harness's hook (--harness, as `ctx wire` writes it), the payload is
+noted in the local shown log (`ctx log --shown`; off with `ctx config
+shown-log false`); otherwise start writes nothing at all.
 """, options=BRIEF + (
                 Opt("max_chars", "--max-chars", kind=INT, minimum=0, metavar="N",
                     help="At most N characters (0: no budget)."),

@@ -81,17 +81,19 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
 
 
 def note_start(run: Run, context: Context, harness: str | None, shown: list[tuple[str, str]]) -> None:
-    """The shown log's record of this payload: an append, never a failed start
-    (tests/core/test_shown.py). A hook's run (``--harness``) reads the session id from stdin."""
+    """The shown log's record of a payload a harness's hook (``--harness``) hands its model, with
+    the session id from the hook's stdin: an append, never a failed start
+    (tests/core/test_shown_start.py). A plain ``ctx start`` writes nothing at all (§5.1: the
+    acceptance test compares the whole root, ``.git`` included)."""
+    if not harness:
+        return
     try:
-        session = ""
-        if harness:
-            from ctx.cli.commands.events import payload
-            data = payload(run, wait=1.0)
-            from ctx.hookpayload import session_of
-            session = session_of(data) if data is not None else ""
+        from ctx.cli.commands.events import payload
+        data = payload(run, wait=1.0)
+        from ctx.hookpayload import session_of
+        session = session_of(data) if data is not None else ""
         from ctx.cli.commands.events import note_shown
-        name = harness if harness and len(harness) <= 32 and harness.replace("-", "").isalnum() else ""
+        name = harness if len(harness) <= 32 and harness.replace("-", "").isalnum() else ""
         note_shown(context, "start", name, session, shown)
     except Exception:
         return
