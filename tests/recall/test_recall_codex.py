@@ -92,7 +92,9 @@ class Model(StandIn):
                                                          {"type": "output_text", "text": "done", "annotations": []}]})
 
 
-def test_a_failing_command_whose_fix_is_stored_gets_it_and_nothing_else(root, tmp_path, codex):
+def session(codex: str, tmp_path: Path, *trust: str) -> tuple[Model, subprocess.CompletedProcess]:
+    """ctx wired into a fresh CODEX_HOME, the stand-in kubectl, and one `codex exec` (``trust``:
+    its extra options)."""
     codex_home = Path(os.environ["HOME"]) / ".codex"
     codex_home.mkdir()
     assert run_ctx("set", "fix_kubeconfig_unset", FIX, env={"CTX_AUTHOR": "Agent One"}).returncode == 0
@@ -119,19 +121,30 @@ def test_a_failing_command_whose_fix_is_stored_gets_it_and_nothing_else(root, tm
         assert "/hooks" in wired.stderr  # what the user must do: trust the hook in Codex
         hooks = json.loads((codex_home / "hooks.json").read_text())["hooks"]
         assert hooks["PostToolUse"][0]["matcher"] == "Bash"
-        session = subprocess.run([codex, "exec", "--skip-git-repo-check", "--ephemeral",
-                                  "--dangerously-bypass-hook-trust", "--sandbox", "danger-full-access",
+        done = subprocess.run([codex, "exec", "--skip-git-repo-check", "--ephemeral", *trust,
+                                  "--sandbox", "danger-full-access",
                                   "-c", 'approval_policy="never"',
                                   "Check the staging pods."],
                                  cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                  timeout=300)
-    assert session.returncode == 0, (session.stdout[-2000:], session.stderr[-3000:])
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    return model, done
+
+
+def test_a_failing_command_whose_fix_is_stored_gets_it_and_nothing_else(root, tmp_path, codex):
+    model, done = session(codex, tmp_path, "--dangerously-bypass-hook-trust")
     after = {outputs(d): json.dumps(d) for d in model.requests if outputs(d)}
-    assert sorted(after) == [1, 2, 3], (sorted(after), session.stderr[-3000:])
+    assert sorted(after) == [1, 2, 3], (sorted(after), done.stderr[-3000:])
     first = after[1]
     assert first.count(FENCE_OPEN) == 1 and "shared/fix_kubeconfig_unset" in first, (first[-4000:],
-                                                                                    session.stderr[-3000:])
+                                                                                    done.stderr[-3000:])
     assert after[2].count(FENCE_OPEN) == 1 and after[3].count(FENCE_OPEN) == 1  # nothing more
     recalls = [r for r in json.loads(run_ctx("log", "--shown", "--json").stdout) if r["what"] == "recall"]
     assert [(r["harness"], r["keys"]) for r in recalls] == [("codex", [{"store": "shared",
                                                                          "key": "fix_kubeconfig_unset"}])]
+
+
+def test_an_untrusted_hook_does_not_run_as_ctx_wire_says(root, tmp_path, codex):
+    model, done = session(codex, tmp_path)
+    assert not any(FENCE_OPEN in json.dumps(d) for d in model.requests)
+    assert run_ctx("log", "--shown", "--json").stdout.strip() == "[]"
