@@ -41,9 +41,10 @@ FENCE_CLOSE = "</ctx-recall>"
 # The model's name -> (the fused score, cosine + 0.2 x word share, an entry must reach for the
 # command and its error; the score it must reach for the error alone). The second keeps out the
 # entry that shares only the command's words (``pytest tests/api`` failing on an assertion is not
-# the pytest plugin fix). Picked on the failure set's tuning half by bench/recallhook.py (the
-# gates that find the most fixes with no answer to an unrelated failure, the middle of them); a
-# model not listed has no gate measured, and its scores are not trusted: words alone decide.
+# the pytest plugin fix). Picked on the failure set's tuning half by bench/recallhook.py (of the
+# gates that find the most fixes with no answer to an unrelated failure, the one with the largest
+# margin); a model not listed has no gate measured, and its scores are not trusted: words alone
+# decide until bench/recallhook.py has picked its gate.
 GATES: dict[str, tuple[float, float]] = {"wordllama-l2_supercat-256": (0.49, 0.41)}
 WORDS_GATE = (0.35, 0.28)  # the same, as shares of the query's rare words, when words alone decide
 

@@ -79,7 +79,7 @@ def note(state: StrPath | None, what: str, harness: str, session: str, author: s
         if size > MAX_BYTES:
             _trim(path)
         return True
-    except Exception:
+    except Exception:  # the log never fails what it records
         return False
 
 

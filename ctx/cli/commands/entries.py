@@ -95,7 +95,7 @@ def note_start(run: Run, context: Context, harness: str | None, shown: list[tupl
         from ctx.cli.commands.events import note_shown
         name = harness if len(harness) <= 32 and harness.replace("-", "").isalnum() else ""
         note_shown(context, "start", name, session, shown)
-    except Exception:
+    except Exception:  # the log never fails a start
         return
 
 
