@@ -26,6 +26,8 @@ from ctx.summaries import newest_summary, open_section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctx.brief import Since
     from ctx.context import Context
 
@@ -80,17 +82,50 @@ def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
 
 
 def sections(ctx: Context, days: int, changes: int, commit: str | None, since: Since | None,
-             notices: list[str] | None = None, sync: str | None = None) -> list[Section]:
+             notices: list[str] | None = None, sync: str | None = None,
+             entries: list[tuple[str, str]] | None = None) -> list[Section]:
     """The notices, RULES.md and the brief (the summary comes from ``summary_sections``).
     ``notices``: one line each above the rules (a merge that waits, the local context shown
     because the remote did not answer); ``sync``: the sync state for the brief's header."""
     brief = build_brief(ctx, days=days, changes=changes, since=since)
+    if entries is not None:  # the entries the brief names (the caller keeps those the payload shows)
+        entries += _named(brief)
     brief.commit = commit
     brief.sync = sync
     parts = brief_sections(brief)
     parts[0].head = "\n"  # a blank line between the rules and the brief's header
     above = [Section("notices", "", [f"[ctx: {n}]\n" for n in notices], FULL)] if notices else []
     return above + [rules_section(ctx)] + parts
+
+
+def _named(brief: Any) -> list[tuple[str, str]]:
+    """Every (store, key) an item of the brief names."""
+    items = [brief.focus, *brief.instructions, *brief.decisions, *brief.changes, *brief.for_you, *brief.due]
+    found = []
+    for item in items:
+        store, key = getattr(item, "store", None), getattr(item, "key", None)
+        if isinstance(store, str) and isinstance(key, str):
+            found.append((store, key))
+    return list(dict.fromkeys(found))
+
+
+def shown_in(payload: str, named: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The entries of ``named`` whose key the payload holds as a word (a budget may have left some
+    out). String methods, no re: the start path loads none (tests/cli/test_fastcli.py)."""
+    def word(ch: str) -> bool:
+        return ch.isalnum() or ch in "_-."
+
+    def holds(key: str) -> bool:
+        at = payload.find(key)
+        while at >= 0:
+            end = at + len(key)
+            after = payload[end:end + 1]
+            ends = not after or not word(after) or after == "." and not word(payload[end + 1:end + 2] or " ")
+            if (at == 0 or not word(payload[at - 1])) and ends:
+                return True
+            at = payload.find(key, at + 1)
+        return False
+    return [(store, key) for store, key in named if holds(key)]
 
 
 def render(parts: list[Section]) -> str:
@@ -155,10 +190,20 @@ def fit(parts: list[Section], budget: int) -> str:
 
 def start_payload(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_CHANGES,
                   commit: str | None = None, since: Since | None = None, max_chars: int | None = None,
-                  notices: list[str] | None = None, sync: str | None = None) -> str:
+                  notices: list[str] | None = None, sync: str | None = None,
+                  shown: list[tuple[str, str]] | None = None) -> str:
     """§5.1's payload, within ``max_chars`` when given (None or 0: whole). Reads only.
-    ``notices`` and ``sync``: see ``sections`` (the front door reads them from git)."""
-    parts = sections(ctx, days, changes, commit, since, notices, sync)
+    ``notices`` and ``sync``: see ``sections`` (the front door reads them from git).
+    ``shown``: filled with the (store, key) of each entry the payload shows (the shown log)."""
+    named: list[tuple[str, str]] | None = [] if shown is not None else None
+    parts = sections(ctx, days, changes, commit, since, notices, sync, named)
+    text = _payload(ctx, parts, max_chars)
+    if shown is not None and named:
+        shown += shown_in(text, named)
+    return text
+
+
+def _payload(ctx: Context, parts: list[Section], max_chars: int | None) -> str:
     whole = render(parts + summary_sections(ctx, budgeted=False))
     if not max_chars or len(whole) <= max_chars:
         return whole

@@ -69,6 +69,9 @@ Budget, the first that is set: --max-chars (or --max-tokens, 4 characters
 each; 0: none); 5% of $CTX_CONTEXT_WINDOW_CHARS (or of 4 x
 $CTX_CONTEXT_WINDOW_TOKENS); `ctx config start-max-chars N` (this
 machine). None: the whole payload.
+Run by a harness's hook (--harness, as `ctx wire` writes it), the payload is
+noted in the local shown log (`ctx log --shown`; off with `ctx config
+shown-log false`); otherwise start writes nothing at all.
 """, options=BRIEF + (
                 Opt("max_chars", "--max-chars", kind=INT, minimum=0, metavar="N",
                     help="At most N characters (0: no budget)."),
@@ -77,7 +80,11 @@ machine). None: the whole payload.
                 Opt("output_format", "--format", choices=("text", "hook"), default="text", cli_only=True,
                     help="hook: the payload as a session-start hook's JSON, {\"hookSpecificOutput\": "
                          "{\"hookEventName\": \"SessionStart\", \"additionalContext\": PAYLOAD}} (what "
-                         "Gemini CLI hands the model; Claude Code reads it too).")), reads=True, fast=True, tool=True),
+                         "Gemini CLI hands the model; Claude Code reads it too)."),
+                Opt("harness", "--harness", metavar="NAME", cli_only=True,
+                    help="Run by NAME's session-start hook (`ctx wire`): its session id is read from the "
+                         "hook's JSON on stdin, for the shown log (`ctx log --shown`).")),
+            reads=True, fast=True, tool=True),
     Command("brief", "entries:brief", "The one-screen brief (§5.2).",
             "Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes.", """\
 Example:
@@ -224,10 +231,11 @@ Example:
 def served() -> tuple[Command, ...]:
     """Every command but ``ctx mcp``, in the order ``ctx --help`` lists them: what an MCP
     server may offer (``table.commands()`` is these and ``ctx mcp``)."""
+    from ctx.cli.table_events import EVENTS
     from ctx.cli.table_features import FEATURES
     from ctx.cli.table_git import GIT
     from ctx.cli.table_letters import LETTERS
-    return ENTRIES + LETTERS + GIT + FEATURES
+    return ENTRIES + LETTERS + GIT + FEATURES + EVENTS
 
 
 def fast_commands() -> dict[str, Command]:

@@ -120,6 +120,10 @@ Examples:
 Keys of the context (kept in <root>/config.json; a change is one commit):
   enforce-stores   true|false, default false: an agent (CTX_AUTHOR set)
                    may write the operator store only with --source operator
+  recall-on-failure  true|false, default true: a harness's failing-command
+                   hook gives back the entries that answer the failure
+  shown-log        true|false, default true: note each start payload and
+                   recall that reaches a model (ctx log --shown)
 Keys of this machine (kept in .git/ctx/machine.json; never synced):
   start-max-chars  characters, default 0 (none): the budget of ctx start
                    when no option or context window sets one

@@ -44,10 +44,16 @@ Examples:
   ctx log decision_db_pool
   ctx log --author "Agent One" --since 2026-11-29 --json
   ctx log --verify -n 10
+  ctx log --shown -n 20
 Newest first. JSON shape: a list of {"commit", "date", "author", "email",
   "committer", "committer_email", "operation", "stores", "keys",
   "subject"}; with --verify also "signature": good|bad|unknown signer|
   unsigned, "signer", "signature_detail".
+With --shown, the shown log instead (this machine's, in .git/ctx/, never
+committed, its oldest records dropped past 256 KB): each start payload and
+each recall at a failing command that reached a model, newest first, as a
+list of {"time", "what": start|recall, "harness", "session", "author",
+"keys": [{"store", "key"}]}; --author, --since, KEY and -n filter it.
 """, args=(Arg("key", required=False, help="Only the commits that changed this entry."),),
             options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices,
                                        help="Only commits touching this store."),
@@ -57,6 +63,8 @@ Newest first. JSON shape: a list of {"commit", "date", "author", "email",
                      Opt("limit", "-n", kind=INT, minimum=1, help="At most N commits."),
                      Opt("verify", "--verify", kind=FLAG,
                          help="Check each commit's signature: good, bad, unknown signer or unsigned."),
+                     Opt("shown", "--shown", kind=FLAG,
+                         help="The shown log: which entries reached which session (start payloads, recalls)."),
                      JSON), reads=True, git=True, tool=True),
     Command("diff", "history:diff", "Entry-level changes between two states.", """\
 Entries added, removed and changed (field by field) between two states.

@@ -15,6 +15,12 @@ Keys:
   ``operator`` store only to record the operator's words, with source
   ``operator``. The rule is the core's (``ctx/policy.py``); this module keeps the setting.
   It protects the operator: an agent may read it, never change it (``Conflict``, exit 4).
+- ``recall-on-failure`` (context; ``true``/``false``, default ``true``): ``ctx event
+  failure`` (a harness's failing-command hook, ``ctx wire``) gives back the entries that
+  answer the failure; ``false``: it prints nothing (``ctx/failure_recall.py``).
+- ``shown-log`` (context; ``true``/``false``, default ``true``): every start payload and
+  every recall that reaches a model is noted in the local shown log (``ctx/shown.py``,
+  ``ctx log --shown``); ``false``: nothing is noted (what is there stays).
 - ``start-max-chars`` (machine; a number of characters, default 0: none):
   the budget of ``ctx start`` when neither the option nor the agent
   runtime's context window sets one.
@@ -98,6 +104,12 @@ KEYS: dict[str, Key] = {
     "enforce-stores": Key("enforce-stores", False, _boolean, lambda v: isinstance(v, bool),
                           "true|false: an agent writes the operator store only with "
                           "source operator (§3.1)", protects=True),
+    "recall-on-failure": Key("recall-on-failure", True, _boolean, lambda v: isinstance(v, bool),
+                             "true|false: a harness's failing-command hook gives back the entries that "
+                             "answer the failure (ctx event failure)"),
+    "shown-log": Key("shown-log", True, _boolean, lambda v: isinstance(v, bool),
+                     "true|false: note each start payload and recall that reaches a model in the "
+                     "local shown log (ctx log --shown)"),
     "start-max-chars": Key("start-max-chars", 0, _count,
                            lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                            "characters, 0 for none: this machine's budget for ctx start", machine=True),

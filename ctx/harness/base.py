@@ -16,9 +16,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ctx.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from ctx.failure_recall import Failure
 
 
 def home() -> Path:
@@ -79,6 +82,10 @@ class Harness:
     start_help: ClassVar[str] = ""  # `ctx wire --help`: the files `ctx wire TARGET` changes, and what it puts there
     mcp_help: ClassVar[str] = ""  # the same for --mcp ("": no MCP side)
     server_env: ClassVar[str] = ""  # what the harness passes an MCP server of its own environment
+    # Recall at a failing command: the hook event that follows one, its matcher (the shell tool), and
+    # what `ctx wire` says of it ("" : the harness has no such event)
+    failure_event: ClassVar[str] = ""
+    failure_matcher: ClassVar[str] = ""
 
     @property
     def starts(self) -> bool:
@@ -88,6 +95,18 @@ class Harness:
     @property
     def has_mcp(self) -> bool:
         return bool(self.mcp_help)
+
+    def failure(self, payload: dict[str, Any]) -> Failure | None:
+        """The failing command a ``failure_event`` hook's payload tells of; None when it tells
+        of none (a success, another tool, a field missing or of the wrong type)."""
+        return None
+
+    def context_output(self, event: str, text: str) -> str:
+        """What the hook prints so that ``text`` reaches the model: the JSON
+        ``hookSpecificOutput.additionalContext`` every harness here reads."""
+        import json
+        return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+                          ensure_ascii=False) + "\n"
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         """The files that make a session start from ctx, and notes for the operator."""

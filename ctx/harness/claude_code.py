@@ -9,6 +9,11 @@
   "SessionStart hook additional context: ..."), and both are cut alike past 10,000
   characters (a file and a 2 KB preview instead), while plain text reads the same to a
   person running the command and cannot be broken by a stray line on stdout.
+- Recall at a failing command: a PostToolUseFailure hook (matcher ``Bash``) running ``ctx event
+  failure --harness claude-code``. Measured with Claude Code 2.1.197 (issue 37): its stdin holds
+  ``tool_name``, ``tool_input.command`` and ``error`` ("Exit code 2\nerror: ..."), and the
+  ``hookSpecificOutput.additionalContext`` it prints reaches the model's very next request, as a
+  ``<system-reminder>`` after the tool result (tests/recall/test_recall_claude_code.py).
 - MCP: the user scope, top-level ``mcpServers`` of ``~/.claude.json`` (the project scope
   with ``--project``: ``./.mcp.json``); its entries carry ``"type": "stdio"``.
 """
@@ -16,13 +21,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
-from ctx.harness.edit import with_hook
-from ctx.harness.texts import hook_command
+from ctx.harness.edit import FAILURE_MARK, HOOK_MARK, with_hooks
+from ctx.harness.texts import failure_command, hook_command
+from ctx.hookpayload import field, session_of
+
+if TYPE_CHECKING:
+    from ctx.failure_recall import Failure
 
 HOOK_TIMEOUT = 15  # seconds (Claude Code's unit); `ctx start` takes well under one
+FAILURE_TIMEOUT = 10  # seconds: the recall stays within 1.5 s on 10,000 entries (bench/recallhook.py)
 
 
 class ClaudeCode(Harness):
@@ -32,19 +42,36 @@ class ClaudeCode(Harness):
     budget = Budget(9000, "Claude Code inlines a SessionStart hook's output up to 10,000 characters, then keeps "
                           "only a 2 KB preview (measured with Claude Code 2.1)")
     start_help = ("~/.claude/settings.json (./.claude/ with --project): a SessionStart hook running "
-                  "ctx start, errors ignored")
+                  "ctx start, errors ignored; a PostToolUseFailure hook (Bash) running ctx event failure")
+    failure_event = "PostToolUseFailure"
+    failure_matcher = "Bash"
 
     def settings_path(self, project: bool) -> Path:
         return (Path.cwd() if project else home()) / ".claude" / "settings.json"
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
-        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under)
+        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under,
+                               harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
+    def failure_hook(self, wiring: Wiring) -> dict[str, Any]:
+        command = failure_command(wiring.root, wiring.program, self.name, only_under=wiring.only_under)
+        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT}
+
+    def failure(self, payload: dict[str, Any]) -> Failure | None:
+        from ctx.failure_recall import Failure
+        if field(payload, "hook_event_name") not in (None, self.failure_event) or field(payload, "tool_name") != "Bash":
+            return None
+        command, error = field(payload, "tool_input", "command"), field(payload, "error")
+        if not command or not error:
+            return None
+        return Failure(command, error, session_of(payload))
+
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
-        hook = self.hook(wiring)
-        edit = Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook))
+        wanted = [("SessionStart", self.hook(wiring), HOOK_MARK, None),
+                  (self.failure_event, self.failure_hook(wiring), FAILURE_MARK, self.failure_matcher)]
+        edit = Edit(self.settings_path(wiring.project), lambda before: with_hooks(before or "", wanted))
         return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)"]
 
     mcp_help = '~/.claude.json "mcpServers" (user scope; ./.mcp.json with --project)'

@@ -3,6 +3,16 @@
 - Start: the pointer in ``$CODEX_HOME/AGENTS.md`` (default ``~/.codex``), the instructions
   Codex gives the model in every session; ``AGENTS.override.md`` beside it, when present,
   is read instead.
+- Recall at a failing command: a PostToolUse hook (matcher ``Bash``) in ``$CODEX_HOME/hooks.json``
+  running ``ctx event failure --harness codex``. Codex fires PostToolUse after a failing command
+  too, with the command's output text only, no exit code (measured with Codex 0.171:
+  ``tool_response`` is the text; tests/recall/test_recall_codex.py): ctx takes an output that
+  says it failed (an error, "No such file", "not found", a traceback...) for a failure, and an
+  exit code line when one is there. A success whose output reads as an error costs one search:
+  the gate still gives nothing that does not answer it. Codex runs a hook it did not write only once the user trusted it
+  (its "Hooks need review" prompt or ``/hooks`` in the TUI; ``codex exec`` has no review and
+  skips an untrusted hook): ctx writes no trust record of its own (the hash Codex keeps is its
+  private format), and ``ctx wire codex`` says what to do.
 - MCP: ``[mcp_servers.ctx]`` in ``$CODEX_HOME/config.toml`` (``./.codex/config.toml`` with
   ``--project``: Codex reads it only in a project it trusts), edited as text
   (``tomledit``). Codex sends a session's first request without waiting for an MCP server
@@ -12,11 +22,26 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
-from ctx.harness.edit import with_block
-from ctx.harness.texts import pointer
+from ctx.harness.edit import FAILURE_MARK, with_block, with_hook
+from ctx.harness.texts import failure_command, pointer
+from ctx.hookpayload import field, session_of
+
+if TYPE_CHECKING:
+    from ctx.failure_recall import Failure
+
+FAILURE_TIMEOUT = 10  # seconds: the recall stays within 1.5 s on 10,000 entries (bench/recallhook.py)
+_EXIT_CODE = re.compile(r"^\s*(?:exit code|process exited with code)[:\s]+(-?\d+)", re.M | re.I)
+_SAYS_FAILED = re.compile(r"\b(errors?|err!|fatal|failed|failure|cannot|can't|could not|couldn't|not found|"
+                          r"no such file|denied|refused|traceback|exception|panic|unable to|not set|invalid|"
+                          r"unrecognized|unknown (?:option|command))\b", re.I)
+TRUST_NOTE = ("Codex runs ctx's PostToolUse hook only once you trust it: start `codex` once and accept "
+              "ctx's hook at its \"Hooks need review\" prompt (or type /hooks and trust it); until then "
+              "`codex exec` skips it")
 
 
 def codex_home() -> Path:
@@ -31,7 +56,27 @@ class Codex(Harness):
 
     budget = Budget(8000, "Codex cuts what a command prints for the model (10 KB and 256 lines in its first CLI, "
                           "10,000 tokens per tool output since): 8,000 keeps clear")
-    start_help = "$CODEX_HOME/AGENTS.md (default ~/.codex): the pointer"
+    start_help = ("$CODEX_HOME/AGENTS.md (default ~/.codex): the pointer; $CODEX_HOME/hooks.json: a PostToolUse "
+                  "hook (Bash) running ctx event failure, once you trust it in Codex")
+    failure_event = "PostToolUse"
+    failure_matcher = "Bash"
+
+    def failure_hook(self, wiring: Wiring) -> dict[str, Any]:
+        command = failure_command(wiring.root, wiring.program, self.name, agent=wiring.agent)
+        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT}
+
+    def failure(self, payload: dict[str, Any]) -> Failure | None:
+        from ctx.failure_recall import Failure
+        if field(payload, "hook_event_name") not in (None, self.failure_event) or field(payload, "tool_name") != "Bash":
+            return None
+        command = field(payload, "tool_input", "command")
+        output = field(payload, "tool_response") or field(payload, "tool_response", "output")
+        if not command or not output:
+            return None
+        code = _EXIT_CODE.search(output)
+        if (code.group(1) == "0") if code else not _SAYS_FAILED.search(output):
+            return None  # a success, or an output that does not say it failed
+        return Failure(command, output, session_of(payload))
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
@@ -41,7 +86,10 @@ class Codex(Harness):
         override = path.parent / "AGENTS.override.md"
         if override.exists():
             notes.append(f"{override} exists: Codex reads it instead of AGENTS.md; move the ctx block there")
-        return [Edit(path, lambda before: (with_block(before or "", block), []))], notes
+        hook, event, matcher = self.failure_hook(wiring), self.failure_event, self.failure_matcher
+        hooks = Edit(codex_home() / "hooks.json",
+                     lambda before: with_hook(before or "", hook, event, FAILURE_MARK, matcher))
+        return [Edit(path, lambda before: (with_block(before or "", block), [])), hooks], notes + [TRUST_NOTE]
 
     mcp_help = "$CODEX_HOME/config.toml (default ~/.codex; ./.codex with --project): [mcp_servers.ctx]"
     server_env = ("Codex gives a stdio server only a few variables of its own (HOME, PATH, USER, LANG, "

@@ -20,6 +20,7 @@ from ctx.errors import InvalidArgument
 
 BEGIN, END = "<!-- ctx:begin -->", "<!-- ctx:end -->"
 HOOK_MARK = "# ctx:session-start"
+FAILURE_MARK = "# ctx:failure"  # the failing-command hook's (ctx event failure)
 SERVER_NAME = "ctx"
 
 
@@ -72,18 +73,20 @@ def _dump(text: str, data: dict[str, Any]) -> str:
     return json.dumps(data, indent=_indent_of(text), ensure_ascii=False) + "\n"
 
 
-def with_hook(text: str, hook: dict[str, Any]) -> tuple[str, list[str]]:
-    """JSON settings with ctx's one SessionStart hook (``hook["command"]`` holds ``HOOK_MARK``);
-    other content kept. The shape Claude Code and Gemini CLI share:
-    ``{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command", "timeout"}]}]}}``."""
+def with_hook(text: str, hook: dict[str, Any], event: str = "SessionStart", mark: str = HOOK_MARK,
+              matcher: str | None = None) -> tuple[str, list[str]]:
+    """JSON settings with ctx's one ``event`` hook (``hook["command"]`` holds ``mark``); other
+    content kept. The shape Claude Code, Gemini CLI and Codex's hooks.json share:
+    ``{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}]}}``;
+    a new hook goes in a group of its own, with ``matcher`` when given."""
     notes: list[str] = []
     data = json_object(text)
     original = copy.deepcopy(data)
     hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):
-        raise InvalidArgument("'hooks' or 'hooks.SessionStart' has an unexpected shape; "
+    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault(event, []), list):
+        raise InvalidArgument(f"'hooks' or 'hooks.{event}' has an unexpected shape; "
                               "ctx will not change it")
-    groups = hooks["SessionStart"]
+    groups = hooks[event]
     found = False
     for group in groups:
         entries = group.get("hooks") if isinstance(group, dict) else None
@@ -91,17 +94,28 @@ def with_hook(text: str, hook: dict[str, Any]) -> tuple[str, list[str]]:
             continue
         for i, entry in enumerate(entries):
             cmd = entry.get("command", "") if isinstance(entry, dict) else ""
-            if isinstance(cmd, str) and HOOK_MARK in cmd:
+            if isinstance(cmd, str) and mark in cmd:
                 if not found:
                     entries[i] = hook
+                    if matcher is not None and isinstance(group, dict) and len(entries) == 1:
+                        group["matcher"] = matcher
                 found = True
-            elif isinstance(cmd, str) and re.search(r"\bctx start\b|/ctx start\b", cmd):
+            elif mark == HOOK_MARK and isinstance(cmd, str) and re.search(r"\bctx start\b|/ctx start\b", cmd):
                 notes.append(f"another SessionStart hook already runs ctx start: {cmd!r}")
     if not found:
-        groups.append({"hooks": [hook]})
+        groups.append({"matcher": matcher, "hooks": [hook]} if matcher is not None else {"hooks": [hook]})
     if text.strip() and data == original:
         return text, notes  # already wired: the file stays byte for byte
     return _dump(text, data), notes
+
+
+def with_hooks(text: str, wanted: list[tuple[str, dict[str, Any], str, str | None]]) -> tuple[str, list[str]]:
+    """``with_hook`` for each (event, hook, mark, matcher), in order, on the same text."""
+    notes: list[str] = []
+    for event, hook, mark, matcher in wanted:
+        text, said = with_hook(text, hook, event, mark, matcher)
+        notes += said
+    return text, notes
 
 
 def with_json_server(text: str, entry: dict[str, Any]) -> str:

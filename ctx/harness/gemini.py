@@ -12,6 +12,11 @@
   the hook is the one way a session starts from ctx there. Beside it, the pointer in
   ``~/.gemini/GEMINI.md`` (``./GEMINI.md`` with ``--project``), for sessions where the
   hook cannot run.
+- Recall at a failing command: an AfterTool hook (matcher ``run_shell_command``) running ``ctx
+  event failure --harness gemini``. AfterTool fires after every shell command, failing or not;
+  the payload's ``tool_response`` tells the exit code only as text (``Exit Code: 1`` in its
+  ``llmContent``), or holds an ``error``: ctx decides from it whether the command failed.
+  ``hookSpecificOutput.additionalContext`` reaches the model as ``<hook_context>``.
 - MCP: ``mcpServers`` in the same ``settings.json``; ``"trust": true`` (``--trust``)
   lets the model call ctx's tools without asking the user each time. Gemini waits for
   its MCP servers before the first request.
@@ -19,14 +24,24 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
-from ctx.harness.edit import with_block, with_hook
-from ctx.harness.texts import hook_command, pointer
+from ctx.harness.edit import FAILURE_MARK, HOOK_MARK, with_block, with_hooks
+from ctx.harness.texts import failure_command, hook_command, pointer
+from ctx.hookpayload import field, session_of
+
+if TYPE_CHECKING:
+    from ctx.failure_recall import Failure
 
 HOOK_TIMEOUT_MS = 15000  # Gemini CLI's hook timeout is in milliseconds (its default: 60,000)
+FAILURE_TIMEOUT_MS = 10000  # the recall stays within 1.5 s on 10,000 entries (bench/recallhook.py)
+_EXIT_CODE = re.compile(r"^\s*Exit Code:\s*(-?\d+)", re.M | re.I)
+# the lines of the shell tool's text that only frame the output ("Command: ...", "Exit Code: 1")
+_FRAME = re.compile(r"^\s*(Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$"
+                    r"|^\s*Error: \(none\)\s*$", re.M | re.I)
 TRUST_NOTE = ('"trust": true: Gemini CLI runs ctx\'s tools (writes included) without asking you '
               "to confirm each call")
 
@@ -42,19 +57,43 @@ class Gemini(Harness):
     budget = Budget(16000, "ctx's choice, about 4,000 tokens: Gemini CLI passes a hook's context and a command's "
                            "output whole far beyond this")
     start_help = ("~/.gemini/settings.json (./.gemini/ with --project): a SessionStart hook printing ctx "
-                  "start as the JSON Gemini CLI hands the model; and the pointer in ~/.gemini/GEMINI.md (./GEMINI.md)")
+                  "start as the JSON Gemini CLI hands the model, an AfterTool hook (run_shell_command) running "
+                  "ctx event failure; and the pointer in ~/.gemini/GEMINI.md (./GEMINI.md)")
+    failure_event = "AfterTool"
+    failure_matcher = "run_shell_command"
+
+    def failure_hook(self, wiring: Wiring) -> dict[str, Any]:
+        command = failure_command(wiring.root, wiring.program, self.name, agent=wiring.agent,
+                                  only_under=wiring.only_under)
+        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT_MS}
+
+    def failure(self, payload: dict[str, Any]) -> Failure | None:
+        from ctx.failure_recall import Failure
+        if (field(payload, "hook_event_name") not in (None, self.failure_event)
+                or field(payload, "tool_name") != self.failure_matcher):
+            return None
+        command = field(payload, "tool_input", "command")
+        content = field(payload, "tool_response", "llmContent") or field(payload, "tool_response", "returnDisplay")
+        error = field(payload, "tool_response", "error") or field(payload, "tool_response", "error", "message")
+        code = _EXIT_CODE.search(content or "")
+        if not command or not (error or (code and code.group(1) != "0")):
+            return None  # a command that succeeded
+        shown = _FRAME.sub("", content or "").replace("Output: ", "", 1)
+        return Failure(command, "\n".join(x for x in (error, shown) if x and x.strip()), session_of(payload))
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
         command = hook_command(wiring.root, wiring.program, self.budget.chars, agent=wiring.agent, as_json=True,
-                               only_under=wiring.only_under)
+                               only_under=wiring.only_under, harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
         hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget.chars)
         context_file = Path.cwd() / "GEMINI.md" if wiring.project else home() / ".gemini" / "GEMINI.md"
-        return [Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook)),
+        wanted = [("SessionStart", hook, HOOK_MARK, None),
+                  (self.failure_event, self.failure_hook(wiring), FAILURE_MARK, self.failure_matcher)]
+        return [Edit(self.settings_path(wiring.project), lambda before: with_hooks(before or "", wanted)),
                 Edit(context_file, lambda before: (with_block(before or "", block), []))], []
 
     mcp_help = '~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)'

@@ -2,6 +2,8 @@
 each whole, as written): the pointer (§5.3 B), the session-start hook's command and the
 JSON it prints, and the launcher script (§5.3 C).
 
+The failing-command hook's command is here too (``failure_command``).
+
 The pointer is the same for every harness that reads an instruction file (Codex, Gemini
 CLI, AGENTS.md); only its budget and the agent's name change.
 """
@@ -12,7 +14,7 @@ import json
 import shlex
 from pathlib import Path
 
-from ctx.harness.edit import BEGIN, END, HOOK_MARK
+from ctx.harness.edit import BEGIN, END, FAILURE_MARK, HOOK_MARK
 
 LAUNCHER_MARK = "# ctx:launcher"
 SAFE_DEFAULT = ("READ ONLY. Say in a few lines where the last session left off, "
@@ -31,20 +33,37 @@ def pointer(root: Path, agent: str, budget: int) -> str:
             f"{END}\n")
 
 
+def _only_under(run: str, only_under: Path | None) -> str:
+    if only_under is None:
+        return run
+    prefix = shlex.quote(str(only_under).rstrip("/") + "/")
+    return f'case "$PWD/" in {prefix}*) {run} ;; esac'
+
+
+def failure_command(root: Path, program: str, harness: str, *, agent: str | None = None,
+                    only_under: Path | None = None) -> str:
+    """The failing-command hook's command: ``ctx event failure`` for ``harness``, reading the
+    hook's JSON on stdin, its errors ignored (nothing on stderr, exit 0), marked ``FAILURE_MARK``."""
+    names = f"CTX_HOME={shlex.quote(str(root))} "
+    if agent:
+        names += f"CTX_AUTHOR={shlex.quote(agent)} "
+    run = f"{names}{shlex.quote(program)} event failure --harness {harness} 2>/dev/null || true"
+    return f"{_only_under(run, only_under)}  {FAILURE_MARK}"
+
+
 def hook_command(root: Path, program: str, budget: int, *, agent: str | None = None,
-                 as_json: bool = False, only_under: Path | None = None) -> str:
+                 as_json: bool = False, only_under: Path | None = None, harness: str | None = None) -> str:
     """A SessionStart hook's command: ``ctx start`` with its root (and the agent's name when
     given), its errors ignored (nothing on stderr, exit 0), marked ``HOOK_MARK``. ``as_json``:
-    it prints the hook's JSON (``ctx start --format hook``) rather than the plain payload."""
+    it prints the hook's JSON (``ctx start --format hook``) rather than the plain payload;
+    ``harness``: it reads the hook's session id (``ctx start --harness``)."""
     names = f"CTX_HOME={shlex.quote(str(root))} "
     if agent:
         names += f"CTX_AUTHOR={shlex.quote(agent)} "
     form = " --format hook" if as_json else ""
+    form += f" --harness {harness}" if harness else ""  # its session id, for the shown log
     run = f"{names}{shlex.quote(program)} start --max-chars {budget}{form} 2>/dev/null || true"
-    if only_under is not None:
-        prefix = shlex.quote(str(only_under).rstrip("/") + "/")
-        run = f'case "$PWD/" in {prefix}*) {run} ;; esac'
-    return f"{run}  {HOOK_MARK}"
+    return f"{_only_under(run, only_under)}  {HOOK_MARK}"
 
 
 def session_start_json(payload: str) -> str:

@@ -99,6 +99,10 @@ def plan(target: str, root: Path, *, agent: str | None = None, project: bool = F
         raise InvalidArgument("--trust is for gemini --mcp: Gemini CLI's \"trust\": true")
     wiring = Wiring(root, agent_name(target, agent), this_ctx(), project, only_under, trust)
     edits, notes = found.mcp(wiring) if mcp else found.start(wiring)
+    if not mcp and found.failure_event:
+        notes = notes + [f"its {found.failure_event} hook gives a failing command the entries that answer it: "
+                         "off with `ctx config recall-on-failure false`; what reached which session is noted in "
+                         "`ctx log --shown`: off with `ctx config shown-log false`"]
     files = []
     for edit in edits:
         before = read(edit.path)

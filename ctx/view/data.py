@@ -113,6 +113,8 @@ class ViewData:
         self.since: datetime | None = None
         self.author: str | None = None
         self.notes: list[str] = []
+        # (store, key) -> (sessions it reached, when last): the shown log (ctx/shown.py)
+        self.shown: dict[tuple[str, str], tuple[int, str]] = {}
 
     def counts(self) -> dict[str, int]:
         return {s: len(self.entries.get(s, {})) for s in model.STORES}

@@ -173,8 +173,20 @@ def history_html(versions: list[Version], current: bool) -> tuple[str, str]:
     return "", f'<details><summary>{len(versions)} versions</summary><ol class="vs">{"".join(rows)}</ol></details>'
 
 
-def entry_html(number: int, store: str, key: str, entry: Entry | None, versions: list[Version]) -> str:
-    """One entry's row; ``entry`` None: a deleted entry (its history, and its last value)."""
+def reach_text(reach: tuple[int, str] | None) -> str:
+    """"shown to 4 sessions, last 2026-12-02": how far an entry reached (the shown log)."""
+    if reach is None:
+        return ""
+    sessions, last = reach
+    day = when(last)
+    day = day[:10] if day[:1].isdigit() else day  # the local day ("date unknown" stays whole)
+    return f"shown to {sessions} session{'s' if sessions != 1 else ''}, last {day}"
+
+
+def entry_html(number: int, store: str, key: str, entry: Entry | None, versions: list[Version],
+               reach: tuple[int, str] | None = None) -> str:
+    """One entry's row; ``entry`` None: a deleted entry (its history, and its last value).
+    ``reach``: the sessions the shown log says it reached, and when last."""
     head = [f'<a href="#e{number}">{esc(shown(key, False))}</a>']
     if entry is None:
         last = versions[0].before if versions and versions[0].known else None
@@ -199,6 +211,8 @@ def entry_html(number: int, store: str, key: str, entry: Entry | None, versions:
             bits.append("session scope")
         if entry.get("derivation"):
             bits.append("derivation: " + _field("derivation", entry["derivation"], forced))
+        if reach is not None:
+            bits.append(reach_text(reach))
         meta = esc(" · ".join(bits))
         shown_value = entry.get("value")
     value = ""

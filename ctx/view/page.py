@@ -261,7 +261,7 @@ def entries_section(data: ViewData, rows: list[tuple[str, str, Any]]) -> str:
     groups: dict[str, list[str]] = {}
     for number, (store, key, entry) in enumerate(rows):
         groups.setdefault(store if entry is not None else "deleted", []).append(
-            entry_html(number, store, key, entry, data.versions.get((store, key), [])))
+            entry_html(number, store, key, entry, data.versions.get((store, key), []), data.shown.get((store, key))))
     parts = ['<section id="entries"><h2>Entries<span class="counts">by store, each with its history</span></h2>',
              '<div class="filters"><label>Search <input type="search" id="search" '
              'placeholder="key, value, tag, author…" autocomplete="off"></label>'

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from ctx.harness.edit import BEGIN, END, HOOK_MARK
+from ctx.harness.edit import BEGIN, END, FAILURE_MARK, HOOK_MARK
 from ctx.harness.texts import LAUNCHER_MARK
 
 SETTINGS = {
@@ -54,6 +54,9 @@ def test_claude_code_apply_twice_on_a_settings_file_with_other_content(run, root
     # everything else is as it was: take ctx's one group out and compare
     data["hooks"]["SessionStart"] = [g for g in data["hooks"]["SessionStart"]
                                      if not any(HOOK_MARK in h["command"] for h in g["hooks"])]
+    failure = data["hooks"].pop("PostToolUseFailure")  # the failing-command hook: a group of its own
+    assert [g["matcher"] for g in failure] == ["Bash"] and FAILURE_MARK in failure[0]["hooks"][0]["command"]
+    assert "event failure --harness claude-code" in failure[0]["hooks"][0]["command"]
     assert data == SETTINGS
     assert path.read_text(encoding="utf-8").startswith('{\n    "permissions"')  # its indentation kept
     backup = path.with_name("settings.json.ctx-backup")
@@ -143,7 +146,9 @@ def test_codex_and_gemini_paths(run, root, home, tmp_path, monkeypatch):
     (tmp_path / "codex-home").mkdir()
     (tmp_path / "codex-home" / "AGENTS.override.md").write_text("override\n")
     result = json.loads(ok(run("wire", "codex", "--json")).stdout)
-    assert [f["path"] for f in result["files"]] == [str(tmp_path / "codex-home" / "AGENTS.md")]
+    assert [f["path"] for f in result["files"]] == [str(tmp_path / "codex-home" / "AGENTS.md"),
+                                                    str(tmp_path / "codex-home" / "hooks.json")]
+    assert any("trust" in note and "/hooks" in note for note in result["notes"])
     assert result["changed"] and not result["applied"] and result["files"][0]["backup"] is None
     assert result["files"][0]["diff"].startswith("--- /dev/null\n")
     assert any("AGENTS.override.md" in note for note in result["notes"])
@@ -231,6 +236,8 @@ def test_gemini_writes_its_hook_into_settings_and_the_pointer_keeping_the_rest(r
     assert "start --max-chars 16000 --format hook" in hook[0]["command"] and "CTX_AUTHOR=Gem " in hook[0]["command"]
     assert "2>/dev/null || true" in hook[0]["command"] and str(root) in hook[0]["command"]
     data["hooks"]["SessionStart"] = data["hooks"]["SessionStart"][:1]
+    after = data["hooks"].pop("AfterTool")  # the failing-command hook
+    assert after[0]["matcher"] == "run_shell_command" and after[0]["hooks"][0]["timeout"] == 10000
     assert data == own  # the operator's keys and hooks kept
     assert "You are\nGem:" in (home / ".gemini" / "GEMINI.md").read_text(encoding="utf-8")
     first = (path.read_bytes(), (home / ".gemini" / "GEMINI.md").read_bytes())

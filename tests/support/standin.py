@@ -99,3 +99,24 @@ def harness_from_npm(where: Path, package: str, program: str, given: str | None,
     if version.returncode != 0:  # e.g. an optional platform package was not installed
         pytest.skip(f"{program} does not run here: {version.stderr.strip()[-300:]}")
     return str(found)
+
+
+def messages_stream(blocks: list[dict[str, Any]], stop: str) -> bytes:
+    """An Anthropic Messages API stream (server-sent events) of ``blocks`` (``tool_use`` or
+    ``text``), as Claude Code reads it from ANTHROPIC_BASE_URL."""
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
+        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})]
+    for i, block in enumerate(blocks):
+        if block["type"] == "tool_use":
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        events += [("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
+                   ("content_block_stop", {"type": "content_block_stop", "index": i})]
+    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                  "usage": {"output_tokens": 1}}),
+               ("message_stop", {"type": "message_stop"})]
+    return server_sent_events(events)

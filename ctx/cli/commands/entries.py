@@ -49,7 +49,7 @@ def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> i
 
 
 def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: int | None,
-          output_format: str = "text") -> None:
+          output_format: str = "text", harness: str | None = None) -> None:
     from ctx.cli.commands.sync import before_reading
     from ctx.cli.exits import error_line
     from ctx.errors import CtxError
@@ -67,15 +67,36 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
         from ctx.display import visible
         run.err(f"ctx: what changed since your last session is left out: {visible(str(error))}")
         news = None
+    shown: list[tuple[str, str]] = []
     try:
         payload = start_payload(context, days=days, changes=changes, commit=head(context.where),
-                                since=news, max_chars=limit, notices=notices, sync=sync_state)
+                                since=news, max_chars=limit, notices=notices, sync=sync_state, shown=shown)
     except CtxError as error:  # start never fails a session (§5.1)
         payload = f"ctx: the context at {context.root} could not be read: {error}\n"
+    note_start(run, context, harness, shown)
     if output_format == "hook":  # a harness's SessionStart hook (ctx/harness/texts.py)
         from ctx.harness.texts import session_start_json
         payload = session_start_json(payload)
     run.out(payload, end="")
+
+
+def note_start(run: Run, context: Context, harness: str | None, shown: list[tuple[str, str]]) -> None:
+    """The shown log's record of a payload a harness's hook (``--harness``) hands its model, with
+    the session id from the hook's stdin: an append, never a failed start
+    (tests/core/test_shown_start.py). A plain ``ctx start`` writes nothing at all (§5.1: the
+    acceptance test compares the whole root, ``.git`` included)."""
+    if not harness:
+        return
+    try:
+        from ctx.cli.commands.events import payload
+        data = payload(run, wait=1.0)
+        from ctx.hookpayload import session_of
+        session = session_of(data) if data is not None else ""
+        from ctx.cli.commands.events import note_shown
+        name = harness if len(harness) <= 32 and harness.replace("-", "").isalnum() else ""
+        note_shown(context, "start", name, session, shown)
+    except Exception:  # the log never fails a start
+        return
 
 
 def brief(run: Run, days: int, changes: int, as_json: bool) -> None:

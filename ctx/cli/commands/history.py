@@ -49,7 +49,12 @@ def history(run: Run, key: str, store: str, all_stores: bool, limit: int | None,
 
 
 def log(run: Run, key: str | None, store: str | None, author: str | None, since: str | None,
-        limit: int | None, as_json: bool, verify: bool = False) -> None:
+        limit: int | None, as_json: bool, verify: bool = False, shown: bool = False) -> None:
+    if shown:
+        if verify:
+            raise InvalidArgument("--shown and --verify: choose one (the shown log has no signatures)")
+        shown_log(run, key, store, author, since, limit, as_json)
+        return
     from ctx.display import local_time, name, visible
     from ctxgit.porcelain.history import log as commits
     rows = commits(run.context().root, key=key, store=store, author=author,
@@ -64,6 +69,24 @@ def log(run: Run, key: str | None, store: str | None, author: str | None, since:
         return f"{r.short}  {mark}{local_time(r.time.isoformat())}  {name(r.who)}  {visible(r.subject)}"
     run.result(lambda: [{**r.as_json(), **(verdicts[r.id].as_json() if verify else {})} for r in rows],
                lambda: "\n".join(line(r) for r in rows) or None, as_json)
+
+
+def shown_log(run: Run, key: str | None, store: str | None, author: str | None, since: str | None,
+              limit: int | None, as_json: bool) -> None:
+    """``ctx log --shown``: the shown log (``ctx/shown.py``), newest first, filtered."""
+    from ctx import shown
+    from ctx.model import ts_seconds
+    records = list(reversed(shown.read(run.context().state)))
+    if since is not None:
+        floor = parse_ts(since).timestamp()
+        records = [r for r in records if ts_seconds(r["time"]) >= floor]
+    if author:
+        records = [r for r in records if author.casefold() in r["author"].casefold()]
+    if key or store:
+        records = [r for r in records if any((not key or k["key"] == key) and (not store or k["store"] == store)
+                                             for k in r["keys"])]
+    records = records[:limit] if limit else records
+    run.result(records, lambda: "\n".join(shown.line(r) for r in records) or None, as_json)
 
 
 def diff(run: Run, rev: str | None, rev2: str | None, store: str | None, since: str | None, as_json: bool) -> None:

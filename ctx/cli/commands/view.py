@@ -67,6 +67,8 @@ def view(run: Run, out: str | None, open_page: bool, since: str | None, author: 
                 data.entries[store.name] = dict(store.entries)
         except CtxError as error:
             data.notes.append(str(error))
+    from ctx.shown import reach, read
+    data.shown = reach(read(context.state))
     try:
         brief = build_brief(context)
     except CtxError as error:
