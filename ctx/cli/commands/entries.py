@@ -150,7 +150,7 @@ def by_meaning(run: Run, context: Context, pattern: str, found: Filters, limit: 
     from ctx.meaning.rank import search as meaning_search
     embedder = model.shared()
     if embedder is None and model.first_notice():
-        run.err(model.WHAT_IT_ADDS)
+        run.err(model.why_not())
     with progress.showing("ctx search --semantic", sys.stderr):
         ranked = meaning_search(context, pattern, found, limit, embedder)
     print_results(run, [r for r, _ in ranked], verbose, as_json,
