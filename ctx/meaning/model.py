@@ -105,7 +105,8 @@ def vocabulary(i2w: Path) -> list[str]:
         text = blingfire.ids_to_text(handle, ids, False, output_buffer_size=4_000_000)
     finally:
         blingfire.free_model(handle)
-    pieces, words, at = text.split(" "), [], 0
+    pieces, at = text.split(" "), 0
+    words: list[str] = []
     while at < len(pieces) and len(words) < VOCAB_SIZE:
         if pieces[at] == "a" and at + 1 < len(pieces):
             words.append(pieces[at + 1])

@@ -16,13 +16,13 @@ the top 5 go 0.83 / 0.83 / 0.80 / 0.77 / 0.70 over weights 0.05 / 0.1 / 0.2 / 0.
 (own words 0.95 at 0.05, else 1.00; mixed 1.00): with a real sentence model a word
 shared by chance pulls the wrong entry up more often than it helps, so the weight is
 small, yet above nothing: words still decide between entries the model finds alike
-(own words 0.95 without them). 0.1 is inside the range that keeps every kind at its best.
+(own words 0.95 without them). At 0.1 every kind is at its best on the tuning set.
 
 An entry is a match when it shares a word with the query or is near it by meaning
 (``Embedder.near``); a query that shares no word with any entry and is related to none
 (``Embedder.related``) finds nothing. For MiniLM (``model.py``): nonsense queries come within
-0.12-0.25 of their nearest entry on the tuning set, questions in other words within
-0.17-0.65 and their answers 0.15 and above; ``related`` 0.30 sits above the nonsense, and
+0.12-0.25 of their nearest entry on the tuning set, questions in other words from
+0.17 and their answers from 0.15; ``related`` 0.30 sits above the nonsense, and
 ``near`` 0.15 lists the answers whose cosine is low (0.83 of the other-words questions found
 against 0.73 at 0.20).
 """
