@@ -175,6 +175,9 @@ class MiniLM:
         # two threads at most: the machine is shared, and a query is one short text
         options.intra_op_num_threads = min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        # waiting threads sleep rather than spin: on a machine others share, a spinning pool
+        # takes the cores the work itself waits for
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimized
                                             else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
