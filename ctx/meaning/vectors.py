@@ -39,6 +39,7 @@ UNMADE = bytes(DIGEST)  # the digest kept for an entry whose vector is not made 
 KEEP_EVERY = 60.0  # seconds of a long first build between keeping what it made
 
 Keys = list[tuple[str, str]]
+_pace = [0.0, 0]  # seconds spent embedding, and texts embedded, in this process (the estimate's rate)
 _kept: dict[tuple, tuple[tuple, Keys, np.ndarray]] = {}  # (root, model, stores) -> (identity, keys, matrix)
 
 
@@ -105,14 +106,16 @@ def _store_set(embedder: Embedder, index: Index, store: str, persistent: bool) -
             index.keep_vector_set(store, embedder.name, identity if complete else unfinished(identity),
                                   marshal.dumps(keys, MARSHAL_VERSION), b"".join(kept_ids), vecs.tobytes())
     pending = set(missing)
-    started = last_kept = time.monotonic()
+    last_kept = time.monotonic()
     try:
         for start in range(0, len(missing), BATCH):
-            spent = time.monotonic() - started
-            left = spent / start * (len(missing) - start) if start else None
+            left = _pace[0] / _pace[1] * (len(missing) - start) if _pace[1] else None
             progress.count(start, len(missing), f"entries of {store} read for meaning", left)
             chunk = missing[start:start + BATCH]
+            began = time.monotonic()
             vecs[chunk] = embedder.embed([texts[i] for i in chunk]).astype(np.float16)
+            _pace[0] += time.monotonic() - began
+            _pace[1] += len(chunk)
             pending.difference_update(chunk)
             if time.monotonic() - last_kept > KEEP_EVERY and pending:
                 keep(complete=False)
