@@ -79,8 +79,8 @@ def texts() -> list[str]:
     assert spec is not None and spec.loader is not None
     evalset = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(evalset)
-    return ([f"{key.replace('_', ' ')}: {value}".lower() for key, value in evalset.ENTRIES[:120]]
-            + [question.lower() for _, question, _ in evalset.QUESTIONS[:40]]
+    return ([f"{key.replace('_', ' ')}: {value}".lower() for key, value in evalset.ENTRIES[:60]]
+            + [question.lower() for _, question, _ in evalset.QUESTIONS[:30]]
             + ["Crème brûlée à la café, naïve résumé", "HTTP/2 über TLS 1.3"])
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ctx import credential_rules as _data
 from ctx.credential_rules import TEXT
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from ctx.credential_rules import Rule
 

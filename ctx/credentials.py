@@ -31,7 +31,7 @@ from ctx import credential_rules as _data
 from ctx.credential_rules import MIN_RUN, TABLE, Rule
 from ctx.credentialindex import Index, Runs
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     import re  # (at run time only where an expression is compiled: a clean value needs none)
     from collections.abc import Callable

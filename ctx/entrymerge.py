@@ -42,12 +42,13 @@ def _canonical(entry: Entry) -> str:
     return json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _later(a: Entry, b: Entry) -> bool:
-    """True when ``a`` wins over ``b``: the later timestamp, then the greater text."""
+def _later(a: Entry, b: Entry, ties_to_b: bool = False) -> bool:
+    """True when ``a`` wins over ``b``: the later timestamp, then (``ties_to_b``: ``b``) the
+    greater text."""
     ka, kb = model.ts_key(a.get("timestamp")), model.ts_key(b.get("timestamp"))
     if ka != kb:
         return ka > kb
-    return _canonical(a) >= _canonical(b)
+    return False if ties_to_b else _canonical(a) >= _canonical(b)
 
 
 _UNDECIDED = object()
@@ -68,8 +69,13 @@ def _pick(base: Any, ours: Any, theirs: Any, winner_value: Any) -> tuple[Any, bo
     return (winner_value, True) if settled is _UNDECIDED else (settled, False)
 
 
-def merge_entry(base: Entry | None, ours: Entry | None, theirs: Entry | None) -> tuple[Entry | None, bool]:
-    """The merged entry (None: deleted) and whether both sides changed the value."""
+def merge_entry(base: Entry | None, ours: Entry | None, theirs: Entry | None,
+                *, ties_to_theirs: bool = False) -> tuple[Entry | None, bool]:
+    """The merged entry (None: deleted) and whether both sides changed the value.
+
+    ``ties_to_theirs``: on equal timestamps "theirs" wins, not the greater text. An import
+    passes it: what it brings in is the newer act, though not symmetric as sync must be
+    (tests/features/test_exchange.py::test_a_same_second_reimport_takes_the_file_s_value)."""
     settled = _settled(base, ours, theirs)
     if settled is not _UNDECIDED:
         return settled, False
@@ -78,7 +84,7 @@ def merge_entry(base: Entry | None, ours: Entry | None, theirs: Entry | None) ->
     if theirs is None:
         return ours, False
     base = base or {}
-    winner, loser = (ours, theirs) if _later(ours, theirs) else (theirs, ours)
+    winner, loser = (ours, theirs) if _later(ours, theirs, ties_to_theirs) else (theirs, ours)
     names = list(winner) + [n for n in loser if n not in winner]
     merged: dict[str, Any] = {}
     value_conflict = False

@@ -1,9 +1,10 @@
 """JSON text in and out, as ``json`` reads and writes it, without loading ``json``.
 
-Importing ``json`` imports ``re`` and compiles six expressions: about 8 ms of
-every process that loads it, when a write needs one entry decoded and one
-encoded. CPython's accelerator ``_json``, which ``json`` itself calls, does the
-decoding and the escaping; this module uses it directly. ``json`` is loaded
+Importing ``json`` imports ``re`` and compiles six expressions, in every process
+that loads it, when a write needs one entry decoded and one encoded (a clean
+write loads neither: tests/cli/test_fastcli.py,
+test_a_clean_write_loads_neither_json_nor_re). CPython's accelerator ``_json``,
+which ``json`` itself calls, does the decoding and the escaping; this module uses it directly. ``json`` is loaded
 only when it must speak: on an interpreter without ``_json``, and for a text
 that does not decode, so that the error raised is ``json``'s own, message and
 position alike.
@@ -17,7 +18,7 @@ position alike.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

@@ -21,7 +21,7 @@ refused again. ``exempt`` names what the write was told to keep (``--force``):
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from support.door import run_front_door
 from support.stores import read_entries, write_store_file
 
 # --- import time: never let anything read the real home -----------------------------
@@ -91,11 +92,25 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def run(runner: CliRunner, root: Path) -> Callable[..., Any]:
-    """``run("set", "k", "v", author="Agent One")``: invoke ``ctx.cli.app.cli``.
-
-    Exceptions are caught (CliRunner's default), so error paths show as an
-    exit status; ``result.stdout`` and ``result.stderr`` are separate.
+    """``run("set", "k", "v", author="Agent One")``: the ``ctx`` command line as agents
+    reach it, through the fast door (``ctx.cli.main``: the fast parser, and click for what
+    it leaves to click), in this process, with ``sys.argv``, the streams and the
+    environment swapped for the call. Exceptions are caught, so error paths show as an
+    exit status (1, with ``result.exception``); ``result.stdout`` and ``result.stderr`` are
+    separate. ``click_run`` drives click's door alone, for tests of click's own behaviour.
     """
+    def invoke(*args: str, author: str | None = None, input: str | None = None,
+               env: dict[str, str | None] | None = None):
+        extra: dict[str, str | None] = {"CTX_HOME": str(root), "CTX_AUTHOR": author}
+        extra.update(env or {})
+        return run_front_door(runner, list(args), input=input, env=extra)
+    return invoke
+
+
+@pytest.fixture
+def click_run(runner: CliRunner, root: Path) -> Callable[..., Any]:
+    """``run``, but through click's door (``ctx.cli.app.cli``) whatever the arguments: for
+    tests whose subject is click's own behaviour (help, usage errors, completion)."""
     from ctx.cli.app import cli
 
     def invoke(*args: str, author: str | None = None, input: str | None = None,

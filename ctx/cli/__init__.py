@@ -18,9 +18,9 @@ def main() -> None:
 def console() -> None:
     """``main`` for a process of its own. Once the command is done and its output
     flushed, the process exits at once: freeing every module and object one by one
-    (what ``sys.exit`` does) costs a short command more than its own work, 5-10 ms
-    measured on 2 cores (``ctx get``, ``ctx set`` at 10,000 entries), and frees
-    nothing the kernel would not. What was registered to run at exit still runs.
+    (what ``sys.exit`` does) costs a short command more than its own work
+    (bench/run.py measures the commands), and frees nothing the kernel would not.
+    What was registered to run at exit still runs.
     Whenever that cannot be done cleanly (output that cannot be flushed, an exit
     with a message, a profiler or tracer that writes its report at the end), the
     ordinary exit takes over."""

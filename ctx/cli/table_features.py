@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from ctx.cli.params import ANY_STORE, FLAG, JSON, Arg, Command, Opt, Stdin
+from ctx.harness.memory.sources import SOURCES as MEMORY_SOURCES
 from ctx.harness.registry import HARNESSES, NAMES
 
 
@@ -35,26 +36,55 @@ File shape: {"format": "ctx-export", "version": "1", "exported": TIME,
 """, options=(ANY_STORE, Opt("output", "-o", "--output", metavar="FILE",
                              help="Write FILE (mode 0600) instead of stdout.")),
             reads=True),
-    Command("import", "features:import_", "Merge an export file in, as one commit.", """\
+    Command("import", "features:import_", "Merge an export file, or a harness's memory, in.", """\
 Merge FILE (from `ctx export`; - for stdin) into the context, entry by
-entry, as one commit. Refuses a file of an unknown format or version.""", """\
+entry, as one commit. Refuses a file of an unknown format or version.
+With --from HARNESS, import what that harness's own memory holds instead
+(at PATH, else in its place for the current project), as one commit.""", """\
 Examples:
   ctx import ~/ctx-backup.json --dry-run
   ctx import laptop.json --store shared --json
+  ctx import --from claude-code
+  ctx import --from codex --dry-run
+  ctx import --from cursor ../other-project --json
 
 Rules (those of sync, for a file with no common ancestor): a key only here
 is kept (import never deletes); a key only in the file is added; a key
 equal on both sides is kept; a key on both sides with different content
 is merged field by field: a field on one side only is taken, a field both
-sides hold differently comes from the entry with the later timestamp
-(listed as a conflict when it is the value); created is the earliest,
-timestamp the latest; a status set on either side is kept.
+sides hold differently comes from the entry with the later timestamp,
+the file's on a tie (listed as a conflict when it is the value); created
+is the earliest, timestamp the latest; a status set on either side is kept.
+
+With --from (docs/harness-memory.md has each format's mapping):
+  claude-code  <CLAUDE_CONFIG_DIR or ~/.claude>/projects/KEY/memory/*.md
+  codex        $CODEX_HOME/memories (default ~/.codex/memories):
+               memory_summary.md and MEMORY.md blocks of this project
+  gemini       '## Gemini Added Memories' of ~/.gemini/GEMINI.md and
+               ./GEMINI.md; ~/.gemini/tmp/SLUG/memory/*.md
+  cursor       .cursor/rules/**/*.mdc of the project
+Each memory is one entry keyed HARNESS:PROJECT:NAME (HARNESS:user:NAME
+for what serves every project), author "HARNESS memory", basis reported,
+tagged imported and HARNESS; its derivation names the file and a digest
+of the memory. A memory the format says is the user's (a Claude user or
+feedback memory, Codex's user profile and preferences) goes to the
+operator store with source operator, tagged preference (the brief shows
+it typed by the harness); any other to shared, source agent.
+Again with the same files: nothing added; a changed memory updates its
+entry; an entry whose memory is gone is kept and listed as gone; a memory
+that looks like a credential is not imported, and is listed (exit 0).
+A missing source, or one holding no memory: one line, exit 1.
 JSON shape: {"dry_run", "added", "changed", "kept", "conflicts"}, each a
-  list of {"store", "key"}.
-""", args=(Arg("file", help="The export file, or - for stdin."),),
-            options=(Opt("store", "--store", "-s", choices=ANY_STORE.choices, help="Only this store of the file."),
+  list of {"store", "key"}; with --from also "from", "gone" (the same
+  rows) and "skipped" (a list of {"key", "file", "why"}).
+""", args=(Arg("file", required=False, metavar="FILE|PATH",
+               help="The export file, or - for stdin; with --from, the harness's memory folder or file."),),
+            options=(Opt("harness", "--from", choices=MEMORY_SOURCES, metavar="HARNESS",
+                         help="Import this harness's own memory instead of an export file."),
+                     Opt("store", "--store", "-s", choices=ANY_STORE.choices, help="Only this store of the file."),
                      Opt("dry_run", "--dry-run", kind=FLAG, help="Report what would change; write nothing."),
-                     Opt("force", "--force", kind=FLAG, help="Import even values that look like credentials (§11)."),
+                     Opt("force", "--force", kind=FLAG, help="Import even values that look like credentials (§11; "
+                         "export files only)."),
                      JSON), idempotent=True),
     Command("cleanup", "features:cleanup", "Delete expired session-scoped entries (§3.7).",
             "Delete session-scoped entries older than AGE, in one commit.", """\

@@ -18,8 +18,8 @@ deletion:
 - a key on both sides with different content is merged field by field by
   ``merge_entry(None, ours, theirs)``, as sync merges a key both sides
   added: a field present on one side only is taken; where both sides hold
-  different values, the side with the later ``timestamp`` wins (a lost
-  value is reported as a conflict); ``created`` is the earliest and
+  different values, the side with the later ``timestamp`` wins, the file's
+  on a tie (a lost value is reported as a conflict); ``created`` is the earliest and
   ``timestamp`` the latest. A status set on either side is kept: without
   an ancestor, a cleared status cannot be told from one never set.
 
@@ -122,7 +122,7 @@ def plan_import(current: dict[str, dict[str, Entry]],
                 plan.added.append(where)
                 plan.results[where] = (None, theirs)
                 continue
-            merged, clash = merge_entry(None, ours, theirs)
+            merged, clash = merge_entry(None, ours, theirs, ties_to_theirs=True)
             assert merged is not None
             if merged == ours:
                 plan.kept.append(where)

@@ -134,7 +134,8 @@ class MiniLM:
 
     def __init__(self, onnx: Path, i2w: Path) -> None:
         import os
-        # one thread for numpy's BLAS (a product of 10,000 x 384 by one vector is ~1 ms on one core)
+        # one thread for numpy's BLAS: a product of one vector by every entry's is short, and
+        # BLAS threads waiting for cores others hold make it many times longer (bench/recall.py)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         model = checked(onnx, PINNED[ONNX])
         checked(i2w, PINNED[I2W])
@@ -156,11 +157,12 @@ class MiniLM:
         self._session: Any = None
 
     def session(self, texts: int) -> Any:
-        """The session that runs ``texts`` soonest. onnxruntime takes ~0.4 s to optimize this
-        graph, then runs a query in ~7 ms; unoptimized it starts in ~0.1 s and runs one in
-        ~35 ms. So a process's first call of a few texts runs unoptimized (``ctx search
-        --semantic`` asks once), and its second call, or a build, optimizes once (a server
-        asks again and again). tests/recall/test_model.py holds which session runs."""
+        """The session that runs ``texts`` soonest. Optimizing this graph takes onnxruntime
+        longer than running one query unoptimized, and an optimized session runs each query
+        several times faster. So a process's first call of a few texts runs unoptimized
+        (``ctx search --semantic`` asks once), and its second call, or a build, optimizes once
+        (a server asks again and again). tests/recall/test_model.py holds which session runs;
+        bench/recall.py measures the cold process and the warm server."""
         if self._session is None and (texts > QUICK or self._quick is not None):
             self._session, self._quick = self._open(optimized=True), None
         if self._session is not None:

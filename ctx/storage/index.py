@@ -3,8 +3,8 @@
 One SQLite file, ``FILE`` in the root's state folder (``Context.state``: the
 front door names it, inside the repository: never part of the work tree,
 never committed; no folder, no index), holds a row per entry: the entry in Python's
-``marshal`` form (built in, so a read need not import ``json``: ~3.5 ms at
-every start; the file is this machine's own cache, never shared) and the
+``marshal`` form (built in, so a read need not import ``json``: test_fastcli.py,
+test_a_read_loads_only_what_it_uses; the file is this machine's own cache, never shared) and the
 columns that reads filter and order by. It is derived data (§8.2): each
 store's rows are valid only while the store file has the identity (size,
 mtime, inode) recorded with them; any other writer changes that identity
@@ -26,7 +26,7 @@ import marshal
 import os
 import time
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Iterator
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ctx.storage.files import StrPath
 else:
     from ctx.storage import sqlitemodule
-    try:  # the module that sqlite3 re-exports (without the package's adapters: datetime, ~2 ms)
+    try:  # the module that sqlite3 re-exports (without the package's adapters, which import datetime)
         sqlite3 = sqlitemodule.load()
     except ImportError:  # (an interpreter without it: the package)
         import sqlite3
@@ -109,8 +109,8 @@ class Where:
 
     def through(self, index: str) -> Where:
         """Walk ``index`` (its clauses must let it serve): without statistics SQLite's planner
-        takes by_time for an open range such as ``due > ?`` and reads every row (25 ms at
-        10,000 entries, instead of 0.1: ctx/resurface.py's stale entries, at every brief)."""
+        takes by_time for an open range such as ``due > ?`` and reads every row (ctx/resurface.py's stale entries, at
+        every brief; tests/core/test_cache.py, test_the_due_section_walks_the_due_index_only)."""
         self.index = index
         return self.narrowing()
 
@@ -480,9 +480,8 @@ class Index:
         marks = ",".join("?" * len(stores))
         # Every store and a limit: `+store` keeps SQLite off the primary key (which would read
         # and sort every row), so it walks by_time in result order and stops at the caller's
-        # limit (a one-word search at 10,000 entries: ~1.5 ms instead of ~60). Without a limit
-        # every row is read anyway, and reading the table in its order, then sorting what
-        # passed, is faster than a lookup per row from by_time (`list --tag` at 10,000: ~20 ms).
+        # limit. Without a limit every row is read anyway, and reading the table in its order,
+        # then sorting what passed, costs less than a lookup per row from by_time (bench/run.py).
         column = "+store" if where.selective or (limited and set(stores) >= set(model.STORES)) else "store"
         cursor = self.db.execute(
             f"SELECT store, key, body FROM entries {f'INDEXED BY {where.index} ' if where.index else ''}"

@@ -3,13 +3,13 @@ process, given up after ``CTX_LOCK_TIMEOUT`` seconds rather than hanging an agen
 
 from __future__ import annotations
 
-import _thread  # threading itself costs ~1.8 ms at every start; the lock needs only these two
+import _thread  # not threading: no read imports it (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 import errno
 import fcntl
 import os
 import time
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from ctx.storage.files import StrPath
 
@@ -44,9 +44,9 @@ def wait_for_flock(fd: int, timeout: float, gave_up: str) -> None:
 class ContextLock:
     """``with context_lock(root):``: ``flock(LOCK_EX)`` on ``memory/.lock``, re-entrant
     within a thread (threads exclude each other). One use per object. A class, not a
-    generator under ``contextlib.contextmanager``: contextlib, with the functools and
-    collections it imports, costs ~1.5 ms to import, and every command imports this module
-    (``ctx.context`` does), reads too."""
+    generator under ``contextlib.contextmanager``: every command imports this module
+    (``ctx.context`` does), reads too, and no read imports contextlib with the functools and
+    collections it brings (tests/cli/test_fastcli.py: test_the_reads_load_neither_re_nor_pathlib)."""
 
     __slots__ = ("path", "timeout", "ident", "fd")
 

@@ -3,9 +3,9 @@
 ``_sqlite3`` (the module the ``sqlite3`` package re-exports, without the package's adapters,
 which import ``datetime``) imports ``functools`` when it loads, for one name: ``lru_cache``,
 which wraps each connection's cache of prepared statements. ``functools`` brings
-``collections``, ``keyword``, ``operator``, ``reprlib`` and ``types`` with it: ~1.3 ms of
-every ``ctx brief``, ``search`` or ``list`` (each ~15-18 ms in all, ~8.5 of them Python's
-start), and nothing else on those paths uses them.
+``collections``, ``keyword``, ``operator``, ``reprlib`` and ``types`` with it, in
+every ``ctx brief``, ``search`` or ``list``, and nothing else on those paths uses them
+(tests/cli/test_fastcli.py: test_the_reads_load_neither_re_nor_pathlib).
 
 So, in a process that has imported neither ``functools`` nor ``threading`` (the command
 line's, before any other thread could import), ``load`` lends ``_sqlite3`` a module holding

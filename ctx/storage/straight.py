@@ -12,9 +12,9 @@ bytes by ctx's own layout (``ctx/storage/textlayout.py``) and only it is decoded
 Anything else is ``UNKNOWN`` and the caller asks the index: another identity (an edit
 outside ctx), a racy file whose bytes are not the ones indexed, a layout that cannot
 tell, no such file, a store file over ``LIMIT`` (reading it costs more than SQLite).
-Loading SQLite's library, and the modules its module loads, is ~5 ms of a ~20 ms
-``ctx get`` at 10,000 entries. The file is mapped, not read: finding a key touches the
-pages before it (~0.5 ms a MB), a read would copy all 5 MB first (~3 ms). ctx replaces a
+A ``ctx get`` loads neither SQLite's library nor the modules its module loads
+(tests/cli/test_fastcli.py: test_a_read_loads_only_what_it_uses). The file is mapped, not
+read: finding a key touches the pages before it, a read would copy the whole file first. ctx replaces a
 store file, never rewrites it in place; a program that truncated one in place during the
 millisecond a get maps it would stop that get (SIGBUS), as it would stop git reading a pack.
 """
@@ -31,15 +31,15 @@ from ctx.jsoncodec import loads
 from ctx.storage.files import atomic_write, identity_of, read_bytes, remove, store_path
 from ctx.storage.indextables import KNOWN, MARSHAL_VERSION, RACY_NS
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from typing import Any
 
     from ctx.storage.files import StrPath
 
 UNKNOWN: Any = object()  # the file cannot answer: ask the index
-# a store file larger than this: the index's lookup costs less. Finding a key reads the file up
-# to it at ~0.5 ms a MB here; loading SQLite and looking a key up costs ~4 ms in all
+# a store file larger than this: the index's lookup costs less than finding a key in the file
+# (bench/run.py's "get (index floor)" row measures the index's side)
 LIMIT = 8 << 20
 # a store's row: (size, mtime_ns, inode, racy, crc32 when racy, body, close)
 Row = tuple
@@ -70,7 +70,7 @@ def _rows(state: StrPath) -> dict[str, Row] | None:
 
 class _Mapped(mmap.mmap):
     """A store file mapped, not read: the search for one key touches the pages before it
-    (a read would copy all 5 MB of a 10,000-entry store first, ~3 ms)."""
+    (a read would copy the whole store file first)."""
 
     def startswith(self, prefix: bytes, start: int = 0) -> bool:  # (as bytes has it: the layout asks)
         return self[start:start + len(prefix)] == prefix

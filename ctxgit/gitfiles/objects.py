@@ -23,7 +23,7 @@ LEVEL = 1  # zlib level of a written object: packing recompresses it later
 def encode(kind: bytes, body: bytes) -> tuple[str, tuple[bytes, bytes]]:
     """The object's id, and its header and body (never joined: a store's blob is megabytes)."""
     import hashlib  # here, not above: "since your last session" reads objects on every start, and
-    #                 hashlib's OpenSSL costs ~4 ms to load (only writes name objects)
+    #                 no read loads hashlib's OpenSSL (only writes name objects)
     header = kind + b" %d\0" % len(body)
     digest = hashlib.sha1(header)
     digest.update(body)

@@ -1,7 +1,7 @@
 """A store's loose blob compressed piece by piece: the next write recompresses only what it changed.
 
 A loose object is the zlib stream of ``blob <size>\\0`` and the file. Compressed
-whole, a 6.5 MB store costs ~26 ms at level 1, the largest part of a write. So
+whole, a big store's blob is the largest part of a write (bench/run.py). So
 the fast commit compresses the content in pieces of ``PIECE`` bytes, each by a
 fresh compressor ending in a full flush: a piece's deflate blocks refer to
 nothing before them and end byte-aligned, so they are valid anywhere in a

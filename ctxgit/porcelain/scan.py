@@ -17,6 +17,7 @@ from ctx import progress
 from ctx.credentials import scan
 from ctx.errors import StoreError
 from ctx.storage.files import read_text
+from ctxgit.gitfiles.trailers import names_blanked
 from ctxgit.plumbing.repo import open_repo
 from hooks.scanner import Hit, is_store_path, scan_store_text, scan_text
 
@@ -64,7 +65,7 @@ def scan_history(root: Path) -> list[Report]:
         if number % 100 == 0:
             progress.count(number, None, "commits scanned")
         cid = str(commit.id)
-        for finding in scan(commit.message):
+        for finding in scan(names_blanked(commit.message)):  # ctx's own trailer names are no assignments
             out.append(Report(Hit("(commit message)", finding.line, finding), cid))
         stack = [("", commit.tree)]
         while stack:

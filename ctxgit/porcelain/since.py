@@ -94,7 +94,7 @@ def since_last_session(root: StrPath, author: str, limit: int = 10, write: bool 
     read. With ``write=False`` nothing is written anywhere (the commits since the
     stored log's tip are read into memory only). ``index``: the read index of ``root``
     already open in this process (``Context.opened_index``): its connection is used, and
-    left open (a second connection costs a brief ~0.3 ms); writable if ``write``.
+    left open (one connection per process); writable if ``write``.
     """
     head = head_id(root)
     if head is None:

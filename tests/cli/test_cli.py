@@ -34,8 +34,9 @@ def test_root_help_names_the_spec_and_default_root(run):
         assert command in out
 
 
-def test_short_help_option(run):
-    assert _ok(run("-h")).stdout == _ok(run("--help")).stdout
+def test_short_help_option(run, click_run):
+    """-h is --help, through the front door and through click's door alike."""
+    assert _ok(run("-h")).stdout == _ok(run("--help")).stdout == _ok(click_run("-h")).stdout
 
 
 @pytest.mark.parametrize("command", sorted(n for n, c in cli.commands.items() if not c.hidden))

@@ -311,3 +311,19 @@ def test_a_negative_number_is_what_its_expression_said(token):
     """``-5`` is a word: the check without an expression says what ``^-\\d`` said."""
     from ctx.cli.words import negative_number
     assert negative_number(token) == bool(re.match(r"^-\d", token))
+
+
+def test_the_tests_run_fixture_drives_the_fast_door(run, monkeypatch):
+    """The suite's `run` is the door agents use: the everyday commands never reach click's
+    door (made to fail here), and what the fast parser leaves to click still gets there."""
+    import ctx.cli.app
+
+    def no_click(args=None):
+        raise AssertionError("click's door")
+    monkeypatch.setattr(ctx.cli.app, "main", no_click)
+    for args in (("set", "k", "one"), ("get", "k"), ("list",), ("search", "one"), ("brief",), ("start",)):
+        result = run(*args)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+    assert "one" in run("get", "k").stdout
+    sent = run("get", "--help")  # help is click's
+    assert isinstance(sent.exception, AssertionError) and "click's door" in str(sent.exception)

@@ -132,6 +132,24 @@ def test_import_into_a_diverged_context_merges_entry_by_entry(run, root, write_s
     assert subject(root) == "import: 1 added, 3 changed"
 
 
+def export_file(path, entries):
+    path.write_text(json.dumps({"format": "ctx-export", "version": "1", "exported": "2026-03-02T00:00:00Z",
+                                "stores": {"shared": {"type": "shared", "version": "1", "entries": entries}}}))
+    return path
+
+
+def test_a_same_second_reimport_takes_the_file_s_value(run, root, tmp_path):
+    """Issue 39: a tie of timestamps was broken by comparing JSON text, so the second of
+    two imports in the same second kept the first's value whenever it sorted later."""
+    when = "2026-03-01T00:00:00Z"
+    ok(run("import", str(export_file(tmp_path / "one.json", {"k": make_entry("zzz first", when=when)}))))
+    result = json.loads(ok(run("import", str(export_file(tmp_path / "two.json",
+                                                          {"k": make_entry("aaa second", when=when)})),
+                               "--json")).stdout)
+    assert [r["key"] for r in result["changed"]] == ["k"]
+    assert read_entries(root)["k"]["value"] == "aaa second"
+
+
 def test_dry_run_reports_the_same_and_changes_nothing(run, root, write_store, tmp_path):
     path = diverged(write_store, tmp_path)
     ok(run("set", "anchor", "x"))

@@ -18,8 +18,8 @@ def libgit2(monkeypatch):
 
 
 def as_operator(machine: Machine, *args: str):
-    from ctx.cli.app import cli
-    result = machine.runner.invoke(cli, list(args), env={"CTX_HOME": str(machine.root), "CTX_AUTHOR": None})
+    from support.door import run_front_door
+    result = run_front_door(machine.runner, list(args), env={"CTX_HOME": str(machine.root), "CTX_AUTHOR": None})
     assert result.exit_code == 0, (result.stdout, result.stderr)
     return result
 

@@ -588,6 +588,18 @@ def test_scan_history_reads_commit_messages(run, ctx_root):
     assert [(r["path"], r["rule"]) for r in reports] == [("(commit message)", "gcp-api-key")]
 
 
+def test_scan_history_does_not_take_ctx_key_trailers_for_api_keys(run, ctx_root):
+    """Issue 39: ``Ctx-Key: claude-code:app-v2:ports`` read as ``key: <token>``; a key
+    that is itself a credential is still found (by its provider's rule)."""
+    ok(run("set", "claude-code:app-v2:ports", "x"))
+    ok(run("set", "codex:memory-summary:use_uv_not_pip", "x"))
+    result = run("scan", "--history")
+    assert result.exit_code == 0, result.stdout
+    ok(run("set", SAMPLES["gcp-api-key"], "x", "--force"))
+    reports = json.loads(run("scan", "--history", "--json").stdout)
+    assert ("(commit message)", "gcp-api-key") in [(r["path"], r["rule"]) for r in reports]
+
+
 def test_scan_reads_status_notes_and_derivations(run, ctx_root):
     ok(run("set", "k", "An ordinary value", f"--derivation={in_prose(SAMPLES['gitlab-pat'])}", "--force"))
     ok(run("resolve", "k", f"--note={in_prose(SAMPLES['openai-api-key'])}", "--force"))

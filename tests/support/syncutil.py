@@ -92,10 +92,10 @@ class Machine:
     def env(self) -> dict[str, str]:
         return {"CTX_HOME": str(self.root), "CTX_AUTHOR": self.author}
 
-    # the CLI, in process (click's CliRunner) ...
+    # the CLI, in process, through the front door as the `ctx` executable runs it ...
     def run(self, *args: str, input: str | None = None) -> Result:
-        from ctx.cli.app import cli
-        return self.runner.invoke(cli, list(args), input=input, env=self.env)
+        from support.door import run_front_door
+        return run_front_door(self.runner, list(args), input=input, env=self.env)
 
     def ok(self, *args: str) -> Result:
         result = self.run(*args)

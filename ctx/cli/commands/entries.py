@@ -7,7 +7,7 @@ import os
 from ctx.cli.output import print_results, write_done
 from ctx.model import STORES
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from typing import Any
 

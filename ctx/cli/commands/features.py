@@ -29,7 +29,15 @@ def export(run: Run, store: str | None, output: str | None) -> None:
     run.out(f"exported {store or 'all stores'} to {path}")
 
 
-def import_(run: Run, file: str, store: str | None, dry_run: bool, force: bool, as_json: bool) -> None:
+def import_(run: Run, file: str | None, harness: str | None, store: str | None, dry_run: bool, force: bool,
+            as_json: bool) -> None:
+    if harness is not None:
+        if store is not None or force:
+            raise InvalidArgument("--store and --force are for export files; --from imports each memory to the "
+                                  "store its kind calls for, and never one that looks like a credential")
+        return import_memories(run, harness, file, dry_run, as_json)
+    if file is None:
+        raise InvalidArgument("give an export FILE (- for stdin), or --from HARNESS")
     from ctx.features.exchange import parse_export, read_import_file, run_import
     raw, name = (run.stdin().encode("utf-8"), "stdin") if file == "-" else read_import_file(file)
     incoming = parse_export(raw, name)
@@ -49,6 +57,34 @@ def import_(run: Run, file: str, store: str | None, dry_run: bool, force: bool, 
     verb = "would import" if dry_run else "imported"
     run.out(f"{verb}: {len(plan.added)} added, {len(plan.changed)} changed, {len(plan.kept)} kept"
             + (" (dry run: nothing written)" if dry_run else ""))
+
+
+def import_memories(run: Run, harness: str, path: str | None, dry_run: bool, as_json: bool) -> None:
+    """``ctx import --from HARNESS [PATH]``: the harness's reader, then the core's import."""
+    from ctx.display import name as shown
+    from ctx.display import visible
+    from ctx.features.harness_import import run as run_harness_import
+    from ctx.harness.memory.sources import read_memories
+    source = read_memories(harness, Path(path).expanduser() if path else None)
+    context = run.context()
+    result = run_harness_import(context, source, dry_run=dry_run)
+    run.warn(context)
+    for note in result.notes:
+        run.err(f"ctx: warning: {visible(note)}")
+    if as_json:
+        run.json(result.as_json(dry_run))
+        return
+    for mark, rows in (("+", result.added), ("~", result.changed)):
+        for s, k in rows:
+            run.out(f"{mark} {s}/{shown(k)}")
+    for s, k in result.gone:
+        run.out(f"? {s}/{shown(k)}  (gone from {harness}'s memory; the entry is kept: ctx delete it if done)")
+    for skipped in result.skipped:
+        run.out(f"! {shown(skipped.key)}  (not imported: {visible(skipped.file)} {visible(skipped.why)})")
+    verb = "would import" if dry_run else "imported"
+    run.out(f"{verb} from {harness}: {len(result.added)} added, {len(result.changed)} changed, "
+            f"{len(result.kept)} kept, {len(result.gone)} gone at the source (kept), "
+            f"{len(result.skipped)} not imported" + (" (dry run: nothing written)" if dry_run else ""))
 
 
 def cleanup(run: Run, older_than: str, dry_run: bool, as_json: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ctx.cli.output import write_done
 
-TYPE_CHECKING = False  # typing is for the checker; importing it costs ~3 ms at every start
+TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
     from ctx.cli.run import Run
     from ctx.context import Context
