@@ -10,7 +10,7 @@ are a plain forward pass of BERT (embeddings, six layers of attention and feed-f
 layer norms), then the mean over the tokens and a normalization, as sentence-transformers
 makes them. Prints: whether ctx's tokenizer gives the upstream tokenizer's ids, the cosine
 between each text's int8 and fp32 vector, how far int8 moves the cosine of two texts, and
-a few pairs' cosines (the ones tests/recall/test_model.py pins). Not a test: it prints.
+a few pairs' cosines (the ones tests/recall/test_sentence_model.py pins). Not a test: it prints.
 """
 
 from __future__ import annotations

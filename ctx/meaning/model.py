@@ -161,7 +161,7 @@ class MiniLM:
         longer than running one query unoptimized, and an optimized session runs each query
         several times faster. So a process's first call of a few texts runs unoptimized
         (``ctx search --semantic`` asks once), and its second call, or a build, optimizes once
-        (a server asks again and again). tests/recall/test_model.py holds which session runs;
+        (a server asks again and again). tests/recall/test_sentence_model.py holds which session runs;
         bench/recall.py measures the cold process and the warm server."""
         if self._session is None and (texts > QUICK or self._quick is not None):
             self._session, self._quick = self._open(optimized=True), None
