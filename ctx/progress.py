@@ -101,7 +101,17 @@ def step(text: str) -> None:
         _current.detail = text
 
 
-def count(done: int, total: int | None, what: str) -> None:
-    """How far a counted step is ("1,200 of 5,000 commits")."""
+def count(done: int, total: int | None, what: str, left: float | None = None) -> None:
+    """How far a counted step is ("1,200 of 5,000 commits"), and ``left``: an estimate of the
+    seconds it still needs ("about 2 min left")."""
     if _current is not None:
-        _current.detail = f"{what} {done:,}" + (f" of {total:,}" if total else "")
+        _current.detail = (f"{what} {done:,}" + (f" of {total:,}" if total else "")
+                           + (f", about {estimate(left)} left" if left is not None else ""))
+
+
+def estimate(seconds: float) -> str:
+    """``seconds`` rounded as a person says it: "10 s", "3 min", "1 h 20 min"."""
+    if seconds < 60:
+        return f"{max(1, round(seconds / 5) * 5 if seconds >= 10 else round(seconds))} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"

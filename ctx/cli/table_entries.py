@@ -221,10 +221,18 @@ JSON shape: a list of {{"store", "key", "entry"}}; with --keys-only, of {{"store
 Drop and rebuild the index reads use (.git/ctx/, never committed).
 
 Never needed for correctness: the index notices any change to a store
-file by itself. Use it after moving a context, or to reclaim space.""", """\
-Example:
+file by itself. Use it after moving a context, or to reclaim space.
+With --semantic, also read every entry for meaning now (the vectors
+`ctx search --semantic` ranks by), rather than at the first such search:
+minutes for a big context, on a progress line; Ctrl-C keeps what is made.""", """\
+Examples:
   ctx reindex
-""", options=(JSON,), idempotent=True, slow=True),
+  ctx reindex --semantic
+JSON shape: {"reindexed": {store: n}}; with --semantic also "vectors": the
+number of entries read for meaning (0 without the semantic extra).
+""", options=(Opt("semantic", "--semantic", kind=FLAG,
+                  help="Also build the vectors of search --semantic (needs the semantic extra)."), JSON),
+            idempotent=True, slow=True),
 )
 
 

@@ -7,7 +7,11 @@ store file the index rows came from. While that file is unchanged, a search read
 set as it is (one row: no entry's text is read). When it changed, the set is made
 again, and an entry whose text is unchanged keeps its vector (found by its digest):
 only new and changed entries are read by the model. Vectors are stored as float16
-(512 bytes an entry at 256 dimensions), which moves no cosine by more than a thousandth.
+(768 bytes an entry at 384 dimensions), which moves no cosine by more than a thousandth.
+
+A first build of a big context counts on the progress line with an estimate of the time
+left; interrupted (Ctrl-C), or once a minute, it keeps the vectors made so far under an
+identity no store file has, so the next search makes only the rest.
 
 A process that searches again (the MCP server) keeps the last matrix while the index
 rows it came from stay the same, so a warm search reads no vector at all.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import time
 
 from ctx import progress
 from ctx.storage.index import MARSHAL_VERSION, SEP
@@ -30,8 +35,11 @@ if TYPE_CHECKING:
 
 BATCH = 256  # texts embedded at a time (the progress line counts them)
 DIGEST = 16  # bytes of a text's digest
+UNMADE = bytes(DIGEST)  # the digest kept for an entry whose vector is not made yet (no text's)
+KEEP_EVERY = 60.0  # seconds of a long first build between keeping what it made
 
 Keys = list[tuple[str, str]]
+_pace = [0.0, 0]  # seconds spent embedding, and texts embedded, in this process (the estimate's rate)
 _kept: dict[tuple, tuple[tuple, Keys, np.ndarray]] = {}  # (root, model, stores) -> (identity, keys, matrix)
 
 
@@ -91,11 +99,35 @@ def _store_set(embedder: Embedder, index: Index, store: str, persistent: bool) -
             vecs[i] = old[known[vid]]
         else:
             missing.append(i)
-    for start in range(0, len(missing), BATCH):
-        progress.count(start, len(missing), f"entries of {store} read for meaning")
-        chunk = missing[start:start + BATCH]
-        vecs[chunk] = embedder.embed([texts[i] for i in chunk]).astype(np.float16)
-    if persistent and identity is not None:
-        index.keep_vector_set(store, embedder.name, identity, marshal.dumps(keys, MARSHAL_VERSION), b"".join(ids),
-                              vecs.tobytes())
+
+    def keep(complete: bool) -> None:
+        if persistent and identity is not None:
+            kept_ids = ids if complete else [vid if i not in pending else UNMADE for i, vid in enumerate(ids)]
+            index.keep_vector_set(store, embedder.name, identity if complete else unfinished(identity),
+                                  marshal.dumps(keys, MARSHAL_VERSION), b"".join(kept_ids), vecs.tobytes())
+    pending = set(missing)
+    last_kept = time.monotonic()
+    try:
+        for start in range(0, len(missing), BATCH):
+            left = _pace[0] / _pace[1] * (len(missing) - start) if _pace[1] else None
+            progress.count(start, len(missing), f"entries of {store} read for meaning", left)
+            chunk = missing[start:start + BATCH]
+            began = time.monotonic()
+            vecs[chunk] = embedder.embed([texts[i] for i in chunk]).astype(np.float16)
+            _pace[0] += time.monotonic() - began
+            _pace[1] += len(chunk)
+            pending.difference_update(chunk)
+            if time.monotonic() - last_kept > KEEP_EVERY and pending:
+                keep(complete=False)
+                last_kept = time.monotonic()
+    except KeyboardInterrupt:  # Ctrl-C: what was made is kept, the next search makes the rest
+        keep(complete=False)
+        raise
+    keep(complete=True)
     return keys, vecs
+
+
+def unfinished(identity: tuple) -> tuple:
+    """The identity a set not yet complete is kept under: never a store file's, so the set is
+    made again (keeping the vectors it has) before it is read as it is."""
+    return (*identity[:2], -1)

@@ -21,11 +21,34 @@ def evalset_root(root: Path) -> Path:
     return root
 
 
+class Remembering:
+    """The real model, remembering each text's vector for the test session: the recall tests
+    embed the same sets again and again, and the model's cost is paid once per text."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.name, self.dim, self.related, self.near = model.name, model.dim, model.related, model.near
+        self.seen: dict[str, object] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def embed(self, texts: list[str]):
+        import numpy as np
+        new = [t for t in dict.fromkeys(texts) if t not in self.seen]
+        if new:
+            self.seen.update(zip(new, self.model.embed(new), strict=True))
+        return np.stack([self.seen[t] for t in texts]) if texts else self.model.embed([])
+
+
 @pytest.fixture(scope="session")
 def embedder():
-    """The real model; the test is skipped (with the reason) without the semantic extra."""
-    from ctx.meaning.model import shared
-    model = shared()
+    """The real model, loaded once a session (and kept as the process's: ``ctx search --semantic``
+    run in the test's process uses it); skipped (with the reason) without the semantic extra."""
+    from ctx.meaning import model as meaning_model
+    model = meaning_model.shared()
     if model is None:
         pytest.skip("the semantic extra is not installed (pip install 'ctx-memory[semantic]')")
-    return model
+    remembering = Remembering(model)
+    meaning_model._loaded[:] = [remembering]
+    return remembering

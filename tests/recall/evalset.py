@@ -450,25 +450,28 @@ QUESTIONS: list[tuple[str, str, tuple[str, ...]]] = [
 KINDS = ("other", "own", "mixed")
 
 
-def area(key: str) -> str:
+def area(key: str, areas: dict[str, tuple[str, str]] | None = None) -> str:
     first = key.split("_")[0]
     return first if first in ("pref", "note") else key.split("_")[1]
 
 
-def store_of(key: str) -> str:
-    return AREAS[area(key)][0]
+def store_of(key: str, areas: dict[str, tuple[str, str]] | None = None) -> str:
+    return (areas or AREAS)[area(key)][0]
 
 
-def tags_of(key: str) -> list[str]:
-    kind, tag = key.split("_")[0], AREAS[area(key)][1]
+def tags_of(key: str, areas: dict[str, tuple[str, str]] | None = None) -> list[str]:
+    kind, tag = key.split("_")[0], (areas or AREAS)[area(key)][1]
     return [tag] if kind in ("pref", "note") else [kind, tag]
 
 
-def entries_by_store(timestamp: str = "2026-11-20T10:00:00Z") -> dict[str, dict[str, dict]]:
-    """The set as store contents: {store: {key: entry}} (every entry a §3 entry)."""
+def entries_by_store(timestamp: str = "2026-11-20T10:00:00Z", areas: dict[str, tuple[str, str]] | None = None,
+                     entries: list[tuple[str, str]] | None = None) -> dict[str, dict[str, dict]]:
+    """The set as store contents: {store: {key: entry}} (every entry a §3 entry); another set's
+    ``areas`` and ``entries`` give that set's (``heldout.py``)."""
     stores: dict[str, dict[str, dict]] = {"operator": {}, "shared": {}, "agent": {}}
-    for key, value in ENTRIES:
-        source = "operator" if store_of(key) == "operator" else "agent"
-        stores[store_of(key)][key] = {"value": value, "source": source, "timestamp": timestamp,
-                                      "basis": "verified", "tags": tags_of(key)}
+    for key, value in ENTRIES if entries is None else entries:
+        store = store_of(key, areas)
+        source = "operator" if store == "operator" else "agent"
+        stores[store][key] = {"value": value, "source": source, "timestamp": timestamp,
+                              "basis": "verified", "tags": tags_of(key, areas)}
     return stores

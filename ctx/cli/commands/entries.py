@@ -171,7 +171,7 @@ def by_meaning(run: Run, context: Context, pattern: str, found: Filters, limit: 
     from ctx.meaning.rank import search as meaning_search
     embedder = model.shared()
     if embedder is None and model.first_notice():
-        run.err(model.WHAT_IT_ADDS)
+        run.err(model.why_not())
     with progress.showing("ctx search --semantic", sys.stderr):
         ranked = meaning_search(context, pattern, found, limit, embedder)
     print_results(run, [r for r, _ in ranked], verbose, as_json,
@@ -190,7 +190,7 @@ def list_(run: Run, keys_only: bool, limit: int | None, verbose: bool, as_json: 
     print_results(run, context.select(found, None, limit), verbose, as_json, keys_only)
 
 
-def reindex(run: Run, as_json: bool) -> None:
+def reindex(run: Run, semantic: bool, as_json: bool) -> None:
     from ctx import progress
     from ctx.fulltext import search as words_search
     from ctx.storage.index import drop
@@ -200,10 +200,29 @@ def reindex(run: Run, as_json: bool) -> None:
     counts = context.counts()
     progress.step(f"building the full-text index of {sum(counts.values()):,} entries")
     words_search(context, "x", filters({}), 1)  # builds FTS too
+    vectors = reindex_meaning(run, context) if semantic else None
     if as_json:
-        run.json({"reindexed": counts})
+        run.json({"reindexed": counts, **({"vectors": vectors} if vectors is not None else {})})
         return
-    run.out(f"reindexed {sum(counts.values())} entries ({', '.join(f'{n} {c}' for n, c in counts.items())})")
+    run.out(f"reindexed {sum(counts.values())} entries ({', '.join(f'{n} {c}' for n, c in counts.items())})"
+            + (f"; {vectors} read for meaning" if vectors else ""))
+
+
+def reindex_meaning(run: Run, context: Context) -> int:
+    """reindex --semantic: every entry's vector made now (0, and the notice, without the model)."""
+    from ctx import model as stores_model
+    from ctx.meaning import model
+    from ctx.meaning.rank import index_for
+    from ctx.meaning.vectors import texts_and_matrix
+    embedder = model.shared()
+    if embedder is None:
+        if model.first_notice():
+            run.err(model.why_not())
+        return 0
+    stores = list(stores_model.STORES)
+    index, persistent = index_for(context, stores)
+    keys, _ = texts_and_matrix(embedder, index, stores, persistent)
+    return len(keys)
 
 
 # --- writes ---------------------------------------------------------------------------
