@@ -130,11 +130,27 @@ def _retrying(root: StrPath, args: Sequence[str], env: dict[str, str] | None = N
         pause = min(pause * 2, 0.2)
 
 
-def _failed(what: str, done: Ran) -> GitError:
+def _failed(what: str, done: Ran, root: StrPath | None = None) -> GitError:
     said = done.said()
-    if "sign" in said.lower() or "gpg" in said.lower():
-        return GitError(f"signing the commit failed: git said: {said}; nothing was written")
+    if root is not None and ("sign" in said.lower() or "gpg" in said.lower()):
+        return GitError(f"signing the commit failed: {_signer(root)}: {said.removeprefix('error: ')}; "
+                        "nothing was written")
     return GitError(f"{what} failed: git said: {said}")
+
+
+def _config(root: StrPath, name: str) -> str | None:
+    done = _git(root, ["config", "--get", name])
+    value = done.stdout.decode("utf-8", "replace").strip()
+    return value if done.returncode == 0 and value else None
+
+
+def _signer(root: StrPath) -> str:
+    """The program git signs with here and its format, for the message of a failed signing
+    (asked only then: a commit never reads git's settings itself)."""
+    form = (_config(root, "gpg.format") or "openpgp").lower()
+    default = {"openpgp": "gpg", "ssh": "ssh-keygen", "x509": "gpgsm"}.get(form, "?")
+    program = _config(root, f"gpg.{form}.program") or (_config(root, "gpg.program") if form == "openpgp" else None)
+    return f"{program or default} (gpg.format {form})"
 
 
 def status(root: StrPath) -> list[str]:
@@ -157,6 +173,18 @@ def tracked(root: StrPath) -> list[str]:
     if done.returncode != 0:
         raise _failed("reading the index", done)
     return [os.fsdecode(p) for p in done.stdout.split(b"\0") if p]
+
+
+def unstage(root: StrPath, paths: Sequence[str], born: bool) -> None:
+    """Put ``paths`` in the index back as HEAD has them (``born``: HEAD exists; else out),
+    after a commit that failed; never raises (the write's own error is the one said)."""
+    try:
+        if born:
+            _retrying(root, ["reset", "--quiet", "--", *paths])
+        else:
+            _retrying(root, ["rm", "--cached", "--quiet", "--ignore-unmatch", "-r", "--", *paths])
+    except GitError:
+        pass
 
 
 def add(root: StrPath, paths: Sequence[str]) -> None:
@@ -184,7 +212,7 @@ def commit(root: StrPath, paths: Sequence[str], message: str, author: Person, co
         return True
     if done.returncode == 1 and not done.stderr.strip():
         return False  # "nothing to commit" (said on standard output)
-    raise _failed("committing", done)
+    raise _failed("committing", done, root)
 
 
 def write_tree(root: StrPath) -> str:
@@ -195,15 +223,16 @@ def write_tree(root: StrPath) -> str:
 
 
 def commit_tree(root: StrPath, tree: str, parents: Sequence[str], message: str, author: Person,
-                committer: Person) -> str:
-    """A commit object of ``tree`` with ``parents`` (no ref moves); signed when git's
-    settings say so (``commit.gpgsign``, which ``git commit-tree`` reads)."""
-    args = ["commit-tree", tree]
+                committer: Person, sign: bool) -> str:
+    """A commit object of ``tree`` with ``parents`` (no ref moves); signed by git as its
+    settings say when ``sign`` (``git commit-tree`` reads ``gpg.*`` and
+    ``user.signingkey``, but not ``commit.gpgsign``: the caller does)."""
+    args = ["commit-tree", *(["-S"] if sign else []), tree]
     for parent in parents:
         args += ["-p", parent]
     done = _git(root, [*args, "-F", "-"], _env(author, committer), message.encode("utf-8"))
     if done.returncode != 0:
-        raise _failed("committing", done)
+        raise _failed("committing", done, root)
     return done.stdout.decode().strip()
 
 

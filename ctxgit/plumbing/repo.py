@@ -209,10 +209,10 @@ def dirty_paths(repo: pygit2.Repository) -> list[str]:
 
 
 def _by_git(repo: pygit2.Repository) -> bool:
-    """Whether git itself commits here: it is on PATH, ``CTX_GIT_SLOW`` does not say
-    libgit2, and no merge waits (``git commit --only`` refuses a partial commit then;
-    libgit2 commits the paths whatever MERGE_HEAD says)."""
-    if settings.flag("CTX_GIT_SLOW") or gitcommit.program() is None:
+    """Whether git itself commits here: it is on PATH and no merge waits (``git commit
+    --only`` refuses a partial commit then; libgit2 commits the paths whatever
+    MERGE_HEAD says)."""
+    if gitcommit.program() is None:
         return False
     return not os.path.exists(os.path.join(repo.path, "MERGE_HEAD"))
 
@@ -315,10 +315,22 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     if stray:
         gitcommit.untrack(root, stray)
     simple = parent is not None and not extra_parents and not stray
+    if simple and parent is not None and not any(_differs(repo, parent.tree, root, p) for p in wanted):
+        return False  # (asked of git, it would still write .git/COMMIT_EDITMSG)
     if parent is not None and simple and all(_in_tree(parent.tree, p) for p in wanted):
         return gitcommit.commit(root, wanted, message, author, committer) if wanted else False
     if wanted:
         gitcommit.add(root, wanted)
+    try:
+        return _commit_staged(repo, root, wanted, message, author, committer, parent, extra_parents, simple)
+    except GitError:
+        gitcommit.unstage(root, wanted, parent is not None)  # the index as it was: nothing was written
+        raise
+
+
+def _commit_staged(repo: pygit2.Repository, root: Path, wanted: list[str], message: str, author: Person,
+                   committer: Person, parent: pygit2.Commit | None, extra_parents: list[str] | None,
+                   simple: bool) -> bool:
     if simple:
         return gitcommit.commit(root, wanted, message, author, committer)
     # a first commit, a merge, local state taken out: the tree is the index's
@@ -326,11 +338,23 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     if parent is not None and str(parent.tree_id) == tree and not extra_parents:
         return False
     parents = ([str(parent.id)] if parent is not None else []) + list(extra_parents or [])
-    made = gitcommit.commit_tree(root, tree, parents, message, author, committer)
+    made = gitcommit.commit_tree(root, tree, parents, message, author, committer, signs(repo))
     subject = message.split("\n", 1)[0]
     kind = "commit (initial)" if not parents else "commit (merge)" if len(parents) > 1 else "commit"
     gitcommit.advance(root, "HEAD", made, str(parent.id) if parent is not None else None, f"{kind}: {subject}")
     return True
+
+
+def _differs(repo: pygit2.Repository, tree: pygit2.Tree, root: Path, path: str) -> bool:
+    """Whether ``path`` on disk is not what ``tree`` holds (by blob id)."""
+    full = root / path
+    try:
+        held = tree[path].id
+    except KeyError:
+        return full.is_file()
+    if not full.is_file():
+        return True
+    return pygit2.hashfile(str(full)) != held
 
 
 def _in_tree(tree: pygit2.Tree, path: str) -> bool:
@@ -398,5 +422,5 @@ def create_signed(repo: pygit2.Repository, author: pygit2.Signature, committer: 
         _refuse_what_libgit2_cannot(repo)
     made = gitcommit.commit_tree(repo.workdir, str(tree), [str(p) for p in parents], message,
                                  Person(author.name, author.email, author.time, author.offset),
-                                 Person(committer.name, committer.email, committer.time, committer.offset))
+                                 Person(committer.name, committer.email, committer.time, committer.offset), True)
     return pygit2.Oid(hex=made)
