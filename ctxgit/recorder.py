@@ -157,7 +157,7 @@ class GitRecorder:
         recovered = lastcommit.recover(self.root)  # lock files a killed ctx commit left
         if recovered:
             self.warnings.append(f"warning: removed {', '.join(recovered)} left by an interrupted ctx commit")
-        self._state = lastcommit.check(self.root)[0]
+        self._state = None if settings.flag("CTX_GIT_SLOW") else lastcommit.check(self.root)[0]
         if self._state is not None:
             return  # nothing changed outside ctx since its last commit
         from ctxgit.guard.install import ensure_repo

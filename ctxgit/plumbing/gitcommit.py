@@ -34,6 +34,24 @@ if TYPE_CHECKING:
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _found: list[str | None] = []
+_noting: list[str] = []  # where the pid of each git started goes, between lastcommit.begin and end
+
+
+def note_pids(path: str | None) -> None:
+    """From now on write the pid of each git this process starts to ``path`` (None: stop).
+    A git outlives a ctx killed while it runs: ``lastcommit.recover`` waits for it by pid."""
+    _noting[:] = [path] if path else []
+
+
+def _note(pid: int) -> None:
+    try:
+        fd = os.open(_noting[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"%d\n" % pid)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # unnoted, a lock the git leaves is named by doctor, never removed
 
 
 def program() -> str | None:
@@ -106,7 +124,7 @@ def _git(root: StrPath, args: Sequence[str], env: dict[str, str] | None = None, 
         raise GitError("git is not on PATH")
     argv = [git, "-C", os.fspath(root), *NO_HOOKS, *args]
     try:
-        return run(argv, data, env if env is not None else clean_git_env())
+        return run(argv, data, env if env is not None else clean_git_env(), _note if _noting else None)
     except OSError as exc:
         raise GitError(f"git could not be run ({exc.strerror or exc})") from None
 

@@ -28,8 +28,7 @@ if TYPE_CHECKING:
 
 RACY_NS = 2_000_000_000
 LOCKS = ("index.lock", f"{BRANCH_REF}.lock", "HEAD.lock")
-OLD_FILES = ("ctx/pieces.json", "ctx/slow-commits")  # kept by ctx before its commits were git's
-SETTLE_SECONDS = 2.0  # a git a killed ctx started finishes (and drops its locks) well within this
+GIT_PID = COMMITTING + ".git"  # the pid of the last git the committing ctx started
 
 
 def begin(git: StrPath, how: str) -> None:
@@ -41,43 +40,69 @@ def begin(git: StrPath, how: str) -> None:
     # a kill loses nothing the page cache holds; after a power cut a lost marker only
     # leaves a lock file named in an error, not removed.
     atomic_write(path, f"{os.getpid()}\n{how}\n".encode(), durable=False)
+    from ctxgit.plumbing import gitcommit
+    gitcommit.note_pids(os.path.join(git, GIT_PID))
 
 
 def end(git: StrPath) -> None:
+    from ctxgit.plumbing import gitcommit
+    gitcommit.note_pids(None)
     remove(os.path.join(git, COMMITTING))
+    remove(os.path.join(git, GIT_PID))
 
 
 def recover(root: StrPath) -> list[str]:
     """Remove the lock files a ctx commit killed half-way left behind (called under the
-    context lock: no other ctx is committing). They count as the dead commit's when they
-    were made in the seconds after it began; a git it started may still be finishing,
-    so a lock is first given ``SETTLE_SECONDS`` to go. An operator's git that took a lock
-    just then is the one case left."""
+    context lock: no other ctx is committing).
+
+    A git outlives the ctx that started it: while the git a dead ctx noted
+    (``GIT_PID``) still runs, it is waited for (``CTX_GIT_RETRY_SECONDS``), and its
+    locks go with it. A lock left once it has ended is that git's (killed too) when it
+    was made after the commit began; a lock with no git of ctx's behind it (ctx was
+    killed before starting one) is an operator's and stays (named by ``ctx doctor``).
+    """
     git = os.path.join(root, ".git")
     sweep_temporaries(os.path.join(git, DIR))  # a counter's or marker's temporary a killed ctx left
-    for name in OLD_FILES:
-        remove(os.path.join(git, name))
     intent = os.path.join(git, COMMITTING)
     try:
         began = os.stat(intent).st_mtime
     except FileNotFoundError:
         return []
+    try:
+        pid = int(read_text(os.path.join(git, GIT_PID)).strip() or 0)
+    except (OSError, ValueError):
+        pid = 0
     removed = []
-    deadline = time.monotonic() + SETTLE_SECONDS
-    for name in LOCKS:
-        lock = os.path.join(git, name)
-        while os.path.exists(lock) and time.monotonic() < deadline:
+    if pid > 0:
+        from ctx import settings
+        deadline = time.monotonic() + settings.seconds("CTX_GIT_RETRY_SECONDS")
+        while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        try:
-            made = os.stat(lock).st_mtime
-        except FileNotFoundError:
-            continue
-        if began - 1 <= made <= began + 5:
-            remove(lock)
-            removed.append(name)
+        for name in LOCKS if not _alive(pid) else ():
+            lock = os.path.join(git, name)
+            try:
+                made = os.stat(lock).st_mtime
+            except FileNotFoundError:
+                continue
+            if made >= began - 1:
+                remove(lock)
+                removed.append(name)
     end(git)
     forget(root)
     return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a child of this very process that ended unreaped is a zombie: gone for our purpose
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return True
 
 
 # --- the record ------------------------------------------------------------------------

@@ -292,17 +292,19 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
                  author: Person, committer: Person | None = None, *,
                  scan: bool = True, exempt: frozenset[str] = frozenset(),
                  extra_parents: list[str] | None = None,
-                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> bool:
+                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None,
+                 untrack: bool = False) -> bool:
     """Commit ``paths`` as they are on disk; False if nothing changed.
 
-    A forbidden path (the lock file, a temporary file) or a link is never staged (and a
-    forbidden one a manual ``git add`` put in the index is taken out). With ``scan``,
+    A forbidden path (the lock file, a temporary file) or a link is never staged; with
+    ``untrack`` (``ctx doctor``), a forbidden one a manual ``git add`` put in the index
+    is taken out (the libgit2 way always does). With ``scan``,
     what the commit adds is checked for credentials first (``refuse_credentials``;
     ``edits`` as it says). git commits where ``_by_git``; libgit2 elsewhere.
     """
     root = Path(repo.workdir)
     wanted = [p for p in dict.fromkeys(paths) if not forbidden(p) and not (root / p).is_symlink()]
-    stray = _forbidden_entries(repo)
+    stray = _forbidden_entries(repo) if untrack else []
     committer = committer or committer_of(machine_identity(repo), author)
     parent = head_commit(repo)
     if scan:

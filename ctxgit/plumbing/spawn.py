@@ -13,7 +13,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 
 class Ran:
@@ -45,11 +45,12 @@ class Scratch:
         os.rmdir(self.path)
 
 
-def run(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> Ran:
+def run(argv: list[str], data: bytes | None, env: Mapping[str, str],
+        started: Callable[[int], None] | None = None) -> Ran:
     """Run ``argv`` (``argv[0]`` looked up on PATH when it has no slash) with ``data``
     on its standard input (no working directory of its own: git is given ``-C``);
     OSError when it cannot be started. A Ctrl-C while it runs ends it too: a program
-    never outlives the command that started it."""
+    never outlives the command that started it. ``started`` is told the child's pid."""
     with Scratch() as folder:
         streams = [folder / "stdin", folder / "stdout", folder / "stderr"]
         streams[0].write_bytes(data or b"")
@@ -58,6 +59,8 @@ def run(argv: list[str], data: bytes | None, env: Mapping[str, str]) -> Ran:
                     for fd in (1, 2)]
         pid = os.posix_spawnp(argv[0], argv, dict(env), file_actions=actions)
         try:
+            if started is not None:
+                started(pid)
             status = os.waitpid(pid, 0)[1]
         except BaseException:
             try:

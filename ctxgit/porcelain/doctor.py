@@ -185,7 +185,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
             if repo is not None and any(forbidden(e.path) for e in repo.index):
                 # commit_paths never stages a forbidden path and takes it out of the index
                 commit_paths(repo, [], "doctor: stop tracking local state\n\nCtx-Operation: doctor\n",
-                             system_signature())
+                             system_signature(), untrack=True)
         remaining = {f.kind for f in examine(ctx, repair=False, git=git)}
         for finding in findings:
             finding.repaired = finding.fixable and finding.kind not in remaining

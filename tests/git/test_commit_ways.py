@@ -118,35 +118,49 @@ def test_a_secret_is_refused_by_the_one_commit_way_too(root, run):
 
 # --- lock files a killed commit leaves (lastcommit.recover) -----------------------------------------
 
-@pytest.mark.parametrize("when", ["just-after", "long-before", "no-commit"])
-def test_a_lock_is_removed_only_when_a_killed_ctx_commit_made_it(tmp_path, when):
+def _dead_pid() -> int:
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
+@pytest.mark.parametrize("when", ["its-git-killed", "long-before", "no-git-started", "no-commit"])
+def test_a_lock_is_removed_only_when_the_git_of_a_killed_ctx_commit_left_it(tmp_path, when):
     from ctxgit.plumbing import lastcommit
     git = tmp_path / ".git"
     (git / "refs" / "heads").mkdir(parents=True)
+    if when != "no-commit":
+        lastcommit.begin(git, "git")  # the ctx that began committing, then died
+    from ctxgit.plumbing import gitcommit
+    gitcommit.note_pids(None)
+    if when in ("its-git-killed", "long-before"):
+        (git / lastcommit.GIT_PID).write_text(f"{_dead_pid()}\n")  # its git, killed too
     lock = git / "index.lock"
     lock.write_text("")
     if when == "long-before":
         os.utime(lock, (1_000_000, 1_000_000))  # an operator's git, long before ctx's commit began
-    if when != "no-commit":
-        lastcommit.begin(git, "git")  # the ctx that began committing then died
-    assert lastcommit.recover(tmp_path) == (["index.lock"] if when == "just-after" else [])
-    assert lock.exists() == (when != "just-after")
-    assert not (git / "ctx" / "committing").exists()
+    assert lastcommit.recover(tmp_path) == (["index.lock"] if when == "its-git-killed" else [])
+    assert lock.exists() == (when != "its-git-killed")
+    assert not (git / "ctx" / "committing").exists() and not (git / lastcommit.GIT_PID).exists()
 
 
-def test_recover_waits_for_a_git_that_is_still_finishing(tmp_path):
-    import threading
+def test_recover_waits_for_the_git_a_killed_ctx_started(tmp_path):
+    import time
 
-    from ctxgit.plumbing import lastcommit
+    from ctxgit.plumbing import gitcommit, lastcommit
     git = tmp_path / ".git"
     (git / "refs" / "heads").mkdir(parents=True)
     lastcommit.begin(git, "git")
+    gitcommit.note_pids(None)
     lock = git / "index.lock"
     lock.write_text("")
-    timer = threading.Timer(0.2, lock.unlink)  # the killed ctx's git drops its lock as it ends
-    timer.start()
+    # the killed ctx's git: still running, it drops its lock as it ends
+    finishing = subprocess.Popen(["sh", "-c", f"sleep 0.3; rm -f '{lock}'"], start_new_session=True)
+    (git / lastcommit.GIT_PID).write_text(f"{finishing.pid}\n")
+    started = time.monotonic()
     assert lastcommit.recover(tmp_path) == []
-    timer.join()
+    assert time.monotonic() - started >= 0.2 and not lock.exists()
+    finishing.wait()
 
 
 def test_a_commit_removes_the_temporaries_a_killed_one_left_in_git_ctx(root, run):
