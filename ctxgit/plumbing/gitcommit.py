@@ -174,8 +174,10 @@ def _signer(root: StrPath) -> str:
 def status(root: StrPath) -> list[str]:
     """Every path whose content differs between HEAD, the index and the work tree, or
     that git does not track yet (untracked files listed one by one), ignored ones not."""
-    done = _retrying(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-                            "--ignored=no"])
+    # --no-optional-locks: asking writes nothing (git's status would keep what it refreshed
+    # in the index: tests/reliability/test_hostile_remote.py holds a refused sync to no change)
+    done = _retrying(root, ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                            "--no-renames", "--ignored=no"])
     if done.returncode != 0:
         raise _failed("reading the repository's status", done)
     out = []
