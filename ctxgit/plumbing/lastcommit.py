@@ -45,10 +45,16 @@ def begin(git: StrPath, how: str) -> None:
 
 
 def end(git: StrPath) -> None:
+    """The commit is over (made or not). Never raises: a commit that stands must not look
+    undone for a marker left behind (tests/reliability/test_filesystem.py's BUG-2); the
+    next write's ``recover`` removes it."""
     from ctxgit.plumbing import gitcommit
     gitcommit.note_pids(None)
-    remove(os.path.join(git, COMMITTING))
-    remove(os.path.join(git, GIT_PID))
+    for name in (COMMITTING, GIT_PID):
+        try:
+            remove(os.path.join(git, name))
+        except OSError:
+            pass
 
 
 def recover(root: StrPath) -> list[str]:
