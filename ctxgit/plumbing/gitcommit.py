@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from ctx.storage.files import StrPath
     from ctxgit.plumbing.spawn import Ran
 
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+# No hooks (above), and no `git maintenance run --auto` started after each commit (git's
+# default: a second process per write): ctx packs by the bytes its commits add (pack.py).
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false")
 _found: list[str | None] = []
 _noting: list[str] = []  # where the pid of each git started goes, between lastcommit.begin and end
 
