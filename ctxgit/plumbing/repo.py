@@ -200,7 +200,9 @@ def dirty_paths(repo: pygit2.Repository) -> list[str]:
     """Managed files whose content on disk differs from HEAD (or the index): asked of
     git where it commits (libgit2 cannot read every index git writes), else of libgit2."""
     if _by_git(repo):
-        return sorted(p for p in gitcommit.status(repo.workdir) if is_managed(p))
+        found = gitcommit.status(repo.workdir)
+        _STAGED_STRAY[repo.workdir] = sorted(p for p in found if forbidden(p))  # for the commit that follows
+        return sorted(p for p in found if is_managed(p))
     _refuse_what_libgit2_cannot(repo)
     status = repo.status(untracked_files="all", ignored=False)
     return sorted(path for path, flags in status.items()
@@ -304,7 +306,7 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     """
     root = Path(repo.workdir)
     wanted = [p for p in dict.fromkeys(paths) if not forbidden(p) and not (root / p).is_symlink()]
-    stray = _forbidden_entries(repo) if untrack else []
+    stray = _forbidden_entries(repo, untrack)
     committer = committer or committer_of(machine_identity(repo), author)
     parent = head_commit(repo)
     if scan:
@@ -367,12 +369,30 @@ def _in_tree(tree: pygit2.Tree, path: str) -> bool:
         return False
 
 
-def _forbidden_entries(repo: pygit2.Repository) -> list[str]:
-    """Forbidden paths git's index holds (a manual ``git add`` of local state): taken out.
-    Asked of git where it commits (``git ls-files``: libgit2 cannot read every index)."""
-    if _by_git(repo):
+_STAGED_STRAY: dict[str, list[str]] = {}  # work tree -> forbidden paths its last git status named
+
+
+def _forbidden_entries(repo: pygit2.Repository, everywhere: bool) -> list[str]:
+    """Forbidden paths git's index holds (a manual ``git add`` of local state, a pull that
+    brought one): taken out. Those HEAD holds, and those ``dirty_paths`` saw staged; with
+    ``everywhere``, all the index holds (``git ls-files``: libgit2 cannot read every index).
+    The libgit2 way takes them out of its index itself."""
+    if not _by_git(repo):
+        return []
+    if everywhere:
         return sorted(p for p in gitcommit.tracked(repo.workdir) if forbidden(p))
-    return []  # the libgit2 way takes them out of its index itself
+    out = set(_STAGED_STRAY.pop(repo.workdir, []))
+    head = head_commit(repo)
+    stack = [("", head.tree)] if head is not None else []
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            path = prefix + (entry.name or "")
+            if entry.type_str == "tree":
+                stack.append((path + "/", repo[entry.id].peel(pygit2.Tree)))
+            elif forbidden(path):
+                out.add(path)
+    return sorted(out)
 
 
 def _commit_libgit2(repo: pygit2.Repository, paths: list[str], stray: list[str], message: str,
