@@ -6,7 +6,7 @@
 Builds two context roots with the same ``--entries`` entries and the same git
 identity; the second's repository signs its commits with a fresh ed25519 key
 (``gpg.format ssh``, ``commit.gpgsign true``). Then it times, alternating, the
-median of ``--runs`` whole ``ctx set`` processes in each (the fast commit, as a
+median of ``--runs`` whole ``ctx set`` processes in each (one ``git commit``, as a
 harness runs it), and the median of ``ssh-keygen -Y sign -n git`` on a
 commit-sized buffer alone: what signing can cost at the least. Prints
 milliseconds. ctx runs with its bytecode cached (in the bench's own folder,
@@ -93,7 +93,7 @@ def main() -> None:
                                capture_output=True, text=True, env=signed).stdout
         assert "\ngpgsig -----BEGIN SSH SIGNATURE-----" in check, "the signed context's commit is not signed"
         median = {name: statistics.median(values) for name, values in times.items()}
-        print(f"ctx set, median of {args.runs} ({args.entries} entries, the fast commit):")
+        print(f"ctx set, median of {args.runs} ({args.entries} entries, one git commit):")
         print(f"  without signing          {median['unsigned']:7.1f} ms")
         print(f"  with ssh signing         {median['signed']:7.1f} ms")
         print(f"  difference               {median['signed'] - median['unsigned']:7.1f} ms")

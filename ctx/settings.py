@@ -60,7 +60,7 @@ VARIABLES: dict[str, tuple[str, Any, str]] = {
     "CTX_GIT_TRANSPORT": (CHOICE, "git", "fetch and push with git (where it is on the PATH) or libgit2"),
     "CTX_NO_GIT": (FLAG, False, "keep store files only: no commits"),
     "CTX_NO_CACHE": (FLAG, False, "neither read nor write the search index cache"),
-    "CTX_GIT_SLOW": (FLAG, False, "commit through libgit2 always, never the fast commit"),
+    "CTX_GIT_SLOW": (FLAG, False, "ask git what changed outside ctx at every write, never the one-commit way"),
     "CTX_DEBUG": (FLAG, False, "show the traceback of an internal error"),
     "CTX_PHASES": (TEXT, None, "a file each command appends its time per phase to, as a JSON line "
                    "(bench/run.py --phases)"),

@@ -4,16 +4,17 @@
 changed on disk outside ctx, as ``system``) and ``record`` after the atomic
 store write (commit the write itself, as its author).
 
-Two ways to commit, one result: when the repository is exactly as ctx's
-last commit left it and the write changed one store file, ``fastcommit``
-writes the commit in plain git formats without loading libgit2; otherwise
-libgit2 (pygit2) does, and repairs and records what it finds.
+git itself makes every commit where it is on PATH (``plumbing/gitcommit.py``):
+ctx never writes git's files. When the repository is exactly as ctx's last
+commit left it (``plumbing/lastcommit.py``) and the write changed one store
+file git already tracks, the write is one ``git commit`` and libgit2 is not
+loaded; otherwise libgit2 (pygit2) opens the repository, git says what changed
+outside ctx, and that is committed first. Where git is missing, libgit2 commits.
 
-Either way, the author is who wrote the entry (``CTX_AUTHOR``, else the
-operator) and the committer the account that committed it (this machine's git
-identity, the author when none is set); when git is told to sign
-(``commit.gpgsign``), the commit is signed as git signs it
-(``plumbing/signing.py``), and a signer that fails fails the write.
+The author is who wrote the entry (``CTX_AUTHOR``, else the operator) and the
+committer the account that committed it (this machine's git identity, the author
+when none is set), dated in the writer's zone; when git is told to sign
+(``commit.gpgsign``), git signs, and a signer that fails fails the write.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from ctx.display import excerpt
 from ctx.errors import CredentialRefused, GitError, StoreError
 from ctx.storage.files import atomic_write, identity_of, is_link, parse_store, read_bytes, remove
 from ctxgit.gitfiles import identity
-from ctxgit.gitfiles.layout import BRANCH_REF, WRITING
-from ctxgit.plumbing import fastcommit, slowness
+from ctxgit.gitfiles.layout import WRITING
+from ctxgit.plumbing import lastcommit
 
-TYPE_CHECKING = False  # pygit2 loads only when the fast commit cannot be used
+TYPE_CHECKING = False  # pygit2 loads only when the repository is not as ctx left it
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -129,9 +130,9 @@ def broken_store(root: Path, path: str) -> bool:
 
 
 class GitRecorder:
-    """Commits each write to the context root's own repository. The fast commit works on
-    ``root`` as it is given (a ``str`` from the front door: a write needs no pathlib);
-    the libgit2 way on ``path``."""
+    """Commits each write to the context root's own repository. The one-``git commit``
+    way works on ``root`` as it is given (a ``str`` from the front door: a write needs no
+    pathlib); the way through libgit2's repository on ``path``."""
 
     def __init__(self, root: StrPath) -> None:
         self.root = root
@@ -139,7 +140,6 @@ class GitRecorder:
         self._pending: list[str] = []
         self._state: dict | None = None
         self._unsettled: set[str] = set()  # managed files prepare left unlike HEAD
-        self._why_slow = ""
         self._intent: dict[str, list[int]] = {}  # path -> identity of the file this write put there
         self.warnings: list[str] = []
 
@@ -154,15 +154,12 @@ class GitRecorder:
         # read before anything is written: a bad value stops the write, not its commit
         settings.seconds("CTX_GIT_RETRY_SECONDS")
         settings.byte_count("CTX_PACK_THRESHOLD")
-        recovered = fastcommit.recover(self.root)  # lock files a killed ctx commit left
+        recovered = lastcommit.recover(self.root)  # lock files a killed ctx commit left
         if recovered:
             self.warnings.append(f"warning: removed {', '.join(recovered)} left by an interrupted ctx commit")
-        if settings.flag("CTX_GIT_SLOW"):
-            self._why_slow = "CTX_GIT_SLOW is set"
-        else:
-            self._state, self._why_slow = fastcommit.check_state(self.root)
-            if self._state is not None:
-                return  # nothing changed outside ctx since its last commit
+        self._state = None if settings.flag("CTX_GIT_SLOW") else lastcommit.check(self.root)[0]
+        if self._state is not None:
+            return  # nothing changed outside ctx since its last commit
         from ctxgit.guard.install import ensure_repo
         from ctxgit.plumbing.repo import (
             clear_half_made,
@@ -206,7 +203,6 @@ class GitRecorder:
             self.warnings.append(f"warning: {', '.join(marked)} holds conflict markers; it stays "
                                  "uncommitted until they are removed (`ctx doctor` shows where)")
         if not outside:
-            self._settled_fast(repo)
             return
         try:
             commit_paths(repo, outside, external_message(outside), system_signature())
@@ -222,7 +218,6 @@ class GitRecorder:
                 f"warning: {', '.join(places)} holds a credential written outside ctx "
                 f"({refused.findings[0].describe()}); it stays uncommitted until removed "
                 "(`ctx scan` lists it)")
-        self._settled_fast(repo)
 
     def intend(self, change: Change, path: str, identity: tuple) -> None:
         """Record, before ``path`` takes its new file (``identity``), the commit this write
@@ -285,17 +280,6 @@ class GitRecorder:
         self._unsettled -= set(own)
         return [p for p in outside if p not in own]
 
-    def _settled_fast(self, repo) -> None:
-        """Once what changed outside ctx is committed and nothing else is pending, the
-        write's own commit can still be the fast one: record the state libgit2 left."""
-        if self._pending or self._unsettled or settings.flag("CTX_GIT_SLOW"):
-            return
-        try:
-            remember(repo)
-        except OSError:
-            return
-        self._state, self._why_slow = fastcommit.check_state(self.root)
-
     def settle(self, subject: str = "init: repository", operation: str = "init") -> None:
         """Commit what ``prepare`` created or repaired (.gitignore, .gitattributes)
         when no write follows to carry it (a failed or empty write, doctor)."""
@@ -319,11 +303,9 @@ class GitRecorder:
 
     def _record(self, change: Change) -> None:
         if self._state is not None and self._record_fast(change):
-            slowness.fast(self.root)
             return
         from ctxgit.guard.install import ensure_repo
-        from ctxgit.plumbing import pack
-        from ctxgit.plumbing.repo import commit_paths, signature
+        from ctxgit.plumbing.repo import commit_paths, machine_identity, signature
         if self._repo is None:
             self._repo, self._pending = ensure_repo(self.path)
         repo = self._repo
@@ -333,22 +315,38 @@ class GitRecorder:
                            [p for p in change.paths if not p.startswith("memory/")]) \
             if change.forced else frozenset()
         git = os.path.join(self.root, ".git")
-        fastcommit.begin_commit(git, "libgit2")  # a killed process leaves this: fastcommit.recover
+        lastcommit.begin(git, "commit")  # a killed process leaves this: lastcommit.recover
         try:
-            oid = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
-                               scan=change.operation != "merge", exempt=exempt,
-                               extra_parents=change.parents, edits=self._known_edits(change))
+            committed = commit_paths(repo, paths, message_for(change), signature(repo, change.author),
+                                     scan=change.operation != "merge", exempt=exempt,
+                                     extra_parents=change.parents, edits=self._known_edits(change))
         finally:
-            fastcommit.end_commit(git)
+            lastcommit.end(git)
         phases.lap("commit")
-        if change.edits:
-            slowness.slow(self.root, self._why_slow or "the write changed more than one store file")
         try:  # the commit stands: bookkeeping that fails must not make the write look undone
-            if oid is not None:
-                pack.after_commit(repo, oid)
-            remember(repo)
-        except OSError:
-            fastcommit.forget_state(self.root)
+            if committed:
+                self._account(change)
+            if not self._unsettled:
+                identity = machine_identity(repo)
+                lastcommit.save(self.root, list(identity) if identity else None)
+        except (OSError, StoreError):
+            lastcommit.forget(self.root)
+
+    def _account(self, change: Change) -> None:
+        """Count what the commit added toward the next packing (``pack.account``): the
+        bytes of the files it committed, an upper bound of their loose objects'."""
+        from ctxgit.plumbing.pack import account
+        added = 0
+        for path in change.paths:
+            content = change.contents.get(path)
+            if content is not None:
+                added += len(content)
+            else:
+                try:
+                    added += os.stat(os.path.join(self.root, path)).st_size
+                except OSError:
+                    pass
+        account(os.path.join(self.root, ".git"), added)
 
     def _known_edits(self, change: Change) -> dict[str, list[tuple[str, str, Any, Any]]]:
         """The store files this write changed and nothing else did since HEAD (prepare
@@ -364,86 +362,49 @@ class GitRecorder:
         return out
 
     def _record_fast(self, change: Change) -> bool:
-        """The commit without libgit2, for one changed store file; False to fall back."""
+        """One ``git commit`` of one store file git tracks, the repository as ctx's last
+        commit left it (``self._state``); False to take the way through libgit2."""
+        from ctxgit.plumbing import gitcommit
         state = self._state
-        paths = [p for p in change.paths]
-        if state is None or len(paths) != 1 or change.parents or not paths[0].startswith("memory/"):
-            self._why_slow = self._why_slow or ("a merge" if change.parents else
-                                                "the write changed a file other than one store")
+        paths = change.paths
+        if state is None or len(paths) != 1 or change.parents or not paths[0].startswith("memory/") \
+                or paths[0] not in state["files"] or settings.flag("CTX_GIT_SLOW") or gitcommit.program() is None:
             return False
         operator = state.get("operator")  # this machine's git identity: the committer
         if change.author:
             name, email = author_identity(change.author)
         elif operator:
             name, email = operator
-        else:  # no identity set: the operator, as libgit2's way signs it
+        else:  # no identity set: the operator
             name, email = identity.identity_or_operator("", "")
-        content = change.contents.get(paths[0])
-        if content is None:
-            content = read_bytes(os.path.join(self.root, paths[0]))
+        author = gitcommit.now_person(name, email)
+        committer = gitcommit.Person(*identity.identity_or_operator(*operator), author.time, author.offset) \
+            if operator else author
         from hooks.newsecrets import Changed, refuse_new
-        if not change.forced:  # the one commit check (libgit2's way makes the same)
+        if not change.forced:  # the one commit check (the way through libgit2 makes the same)
+            content = change.contents.get(paths[0])
             refuse_new([Changed(paths[0], edits=[(e.store, e.key, e.before, e.after) for e in change.edits],
-                                after=content)])
+                                after=content if content is not None else
+                                lambda: read_bytes(os.path.join(self.root, paths[0])))])
         phases.lap("check")
-        done = fastcommit.commit_store(self.root, state, paths[0], content, message_for(change),
-                                       name, email, tuple(operator) if operator else None,
-                                       change.replaced.get(paths[0]))
-        phases.lap("commit")
-        if done is None:
-            self._why_slow = "git's lock files were held, or the store file changed while committing"
-            return False
-        from ctxgit.plumbing.pack import account
+        git = os.path.join(self.root, ".git")
+        lastcommit.begin(git, "git")
         try:
-            account(os.path.join(self.root, ".git"), done[1])
-        except OSError:
-            pass
+            committed = gitcommit.commit(self.root, paths, message_for(change), author, committer)
+        finally:
+            lastcommit.end(git)
+        try:  # the commit stands: bookkeeping that fails must not make the write look undone
+            if committed:
+                self._account(change)
+            lastcommit.save(self.root, operator)
+        except (OSError, StoreError):
+            lastcommit.forget(self.root)
         return True
 
 
 def author_identity(author: str) -> tuple[str, str]:
     """The name and email of a ``CTX_AUTHOR`` (email: ``CTX_AUTHOR_EMAIL`` or derived)."""
     return identity.author_identity(author, settings.text("CTX_AUTHOR_EMAIL"))
-
-
-def remember(repo) -> None:
-    """Record the repository as libgit2 just left it, for the next fast commit."""
-    import pygit2
-    root = repo.workdir
-    try:
-        if repo.head_is_unborn or repo.head.name != BRANCH_REF:
-            fastcommit.forget_state(root)
-            return
-        head = repo.head.peel(pygit2.Commit)
-        tree = head.tree
-        root_tree = [[f"{e.filemode:o}", e.name, str(e.id)] for e in tree]
-        memory = [[f"{e.filemode:o}", e.name, str(e.id)] for e in repo[tree["memory"].id]] \
-            if "memory" in tree else []
-        index = repo.index
-        index.read(False)
-        if any(index[p].id != _tree_blob(repo, tree, p) for p in (e.path for e in index)):
-            fastcommit.forget_state(root)  # something is staged: not the state of a clean commit
-            return
-        blobs = {e.path: str(e.id) for e in index}
-        from hooks.unsafe_paths import forbidden
-        if any(forbidden(path) for path in blobs):
-            fastcommit.forget_state(root)  # (a pull brought a lock or temporary file): libgit2 takes it out
-            return
-        from ctxgit.plumbing.repo import machine_identity
-        from ctxgit.plumbing.signing import signing_config
-        identity = machine_identity(repo)
-        operator = list(identity) if identity else None
-        fastcommit.save_state(root, str(head.id), root_tree, memory, blobs, operator,
-                              signing_config(repo.config))
-    except (pygit2.GitError, KeyError, OSError, ValueError):
-        fastcommit.forget_state(root)
-
-
-def _tree_blob(repo, tree, path: str):
-    try:
-        return tree[path].id
-    except KeyError:
-        return None
 
 
 def recorder_for(root: StrPath):

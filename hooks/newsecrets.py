@@ -1,7 +1,7 @@
 """The one credential check of a commit: refuse a credential it would add that is new.
 
-Both ways ctx commits call ``refuse_new``: the fast commit (``ctxgit/recorder.py``)
-and libgit2's (``ctxgit/plumbing/repo.py``, ``commit_paths``). Each hands over what
+Both ways ctx commits call ``refuse_new``: one ``git commit`` (``ctxgit/recorder.py``)
+and the way through the repository (``ctxgit/plumbing/repo.py``, ``commit_paths``). Each hands over what
 the commit changes, as precisely as it knows it:
 
 - ``Changed(path, edits=...)``: the entries a ctx write changed, before and after,
@@ -16,7 +16,7 @@ A credential is new when what held it before (the entry, or the file) did not
 hold the same secret: an entry stored with ``--force`` and amended since is not
 refused again. ``exempt`` names what the write was told to keep (``--force``):
 ``store/key`` or a path. The check loads neither ``dataclasses`` nor
-``subprocess``: the fast commit runs it at every write.
+``subprocess``: every write runs it.
 """
 
 from __future__ import annotations

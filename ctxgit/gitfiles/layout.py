@@ -40,8 +40,8 @@ def holds(path: str) -> bool:
 
 # under .git/
 DIR = "ctx"
-STATE = "ctx/state.json"            # the fast commit's record of the last commit
-COMMITTING = "ctx/committing"       # a commit under way (who takes git's lock files)
+STATE = "ctx/state.json"            # the repository as ctx's last commit left it (plumbing/lastcommit.py)
+COMMITTING = "ctx/committing"       # a commit under way (plumbing/lastcommit.py)
 WRITING = "ctx/writing"             # a write's commit, recorded before its files take their names
 LOOSE_BYTES = "ctx/loose-bytes"     # loose bytes written since the last pack
 REMOTE_LOCK = "ctx/remote.lock"     # one fetch or push at a time
@@ -53,10 +53,8 @@ MERGE = "ctx/merge.json"            # a merge that waits for a human
 MACHINE = "ctx/machine.json"        # this machine's configuration keys (ctx/features/config.py's MACHINE_FILE)
 SINCE_LAG = "ctx/since-lag"         # writes since the since-log was brought up to HEAD
 VIEW = "ctx/view"                   # where `ctx view` writes its page
-PIECES = "ctx/pieces.json"          # the fast commit's last blob, as compressed pieces (plumbing/pieces.py)
 VERIFIED = "ctx/verified"           # store blobs the arrival guard proved, by piece (sync/verified.py)
 SHOWN = "ctx/shown.log"             # which entries reached which session (ctx/shown.py's LOG_NAME)
-SLOW_COMMITS = "ctx/slow-commits"   # writes in a row that went through libgit2, and why (plumbing/slowness.py)
 
 
 def state_dir(root: str | PathLike[str]) -> str:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
 
-from ctx import model, settings
+from ctx import settings
 from ctx.errors import GitError
 from ctxgit.gitfiles.identity import (
     EMAIL_DOMAIN,
@@ -29,6 +29,8 @@ from ctxgit.gitfiles.identity import (
     made_email,
 )
 from ctxgit.gitfiles.layout import holds
+from ctxgit.plumbing import gitcommit
+from ctxgit.plumbing.gitcommit import Person, now_person
 from hooks.unsafe_paths import forbidden
 
 T = TypeVar("T")
@@ -104,10 +106,10 @@ def clear_half_made(root: Path) -> bool:
 
 # --- identities -------------------------------------------------------------------
 
-def _signature(name: str, email: str) -> pygit2.Signature:
-    # explicit time, from the entries' clock: libgit2's own may lag it, and a commit must
-    # never be dated before the entry timestamp it records
-    return pygit2.Signature(*identity_or_operator(name, email), int(model.clock()), 0)
+def _person(name: str, email: str) -> Person:
+    # dated by the entries' clock in the writer's zone: libgit2's and git's own clocks may
+    # lag it, and a commit must never be dated before the entry timestamp it records
+    return now_person(*identity_or_operator(name, email))
 
 
 def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
@@ -128,34 +130,38 @@ def machine_identity(repo: pygit2.Repository | None) -> tuple[str, str] | None:
     return name, (email or "").strip() or made_email(name)
 
 
-def signature(repo: pygit2.Repository | None, author: str | None) -> pygit2.Signature:
+def signature(repo: pygit2.Repository | None, author: str | None) -> Person:
     """The author of a write: CTX_AUTHOR, else the operator's git identity.
 
     Never fails: without a configured identity the operator is ``operator``.
     """
     if author:
-        return _signature(*author_identity(author, settings.text("CTX_AUTHOR_EMAIL")))
+        return _person(*author_identity(author, settings.text("CTX_AUTHOR_EMAIL")))
     name, email = machine_identity(repo) or (OPERATOR_NAME, f"{OPERATOR_NAME}@{EMAIL_DOMAIN}")
-    return _signature(name, email)
+    return _person(name, email)
 
 
-def committer_signature(repo: pygit2.Repository, author: pygit2.Signature) -> pygit2.Signature:
+def committer_of(identity: tuple[str, str] | list[str] | None, author: Person) -> Person:
     """The committer of a write: the account that commits it (this machine's git
-    identity), at the author's time; the author itself when no identity is set."""
-    identity = machine_identity(repo)
-    if identity is None:
+    identity, ``machine_identity``), at the author's time; the author itself when no
+    identity is set."""
+    if not identity:
         return author
-    return pygit2.Signature(clean(identity[0]) or OPERATOR_NAME, clean(identity[1]) or author.email,
-                            author.time, author.offset)
+    return Person(clean(identity[0]) or OPERATOR_NAME, clean(identity[1]) or author.email,
+                  author.time, author.offset)
 
 
-def signature_of(name: str, email: str) -> pygit2.Signature:
+def signature_of(name: str, email: str) -> Person:
     """A commit's author as a name and email recorded earlier (``recorder.GitRecorder.intend``)."""
-    return _signature(name, email)
+    return _person(name, email)
 
 
-def system_signature() -> pygit2.Signature:
-    return _signature(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
+def system_signature() -> Person:
+    return _person(SYSTEM_NAME, f"{SYSTEM_NAME}@{EMAIL_DOMAIN}")
+
+
+def _libgit2(person: Person) -> pygit2.Signature:
+    return pygit2.Signature(person.name, person.email, person.time, person.offset)
 
 
 # --- committing -------------------------------------------------------------------
@@ -191,11 +197,45 @@ def _wait_for_index(git_dir: Path) -> None:
 
 
 def dirty_paths(repo: pygit2.Repository) -> list[str]:
-    """Managed files whose content on disk differs from HEAD (or the index)."""
+    """Managed files whose content on disk differs from HEAD (or the index): asked of
+    git where it commits (libgit2 cannot read every index git writes), else of libgit2."""
+    if _by_git(repo):
+        found = gitcommit.status(repo.workdir)
+        _STAGED_STRAY[repo.workdir] = sorted(p for p in found if forbidden(p))  # for the commit that follows
+        return sorted(p for p in found if is_managed(p))
+    _refuse_what_libgit2_cannot(repo)
     status = repo.status(untracked_files="all", ignored=False)
     return sorted(path for path, flags in status.items()
                   if flags != FileStatus.CURRENT and not flags & FileStatus.IGNORED
                   and is_managed(path))
+
+
+def _by_git(repo: pygit2.Repository) -> bool:
+    """Whether git itself commits here: it is on PATH and no merge waits (``git commit
+    --only`` refuses a partial commit then; libgit2 commits the paths whatever
+    MERGE_HEAD says)."""
+    if gitcommit.program() is None:
+        return False
+    return not os.path.exists(os.path.join(repo.path, "MERGE_HEAD"))
+
+
+def _refuse_what_libgit2_cannot(repo: pygit2.Repository) -> None:
+    """A setting libgit2 cannot honour stops the write with one line naming it, before
+    anything is written (tests/git/test_git_settings.py)."""
+    try:
+        config = repo.config
+        split = "core.splitIndex" in config and config.get_bool("core.splitIndex")
+        signs = "commit.gpgsign" in config and config.get_bool("commit.gpgsign")
+    except (pygit2.GitError, ValueError):
+        return
+    if split or os.path.exists(os.path.join(repo.path, "sharedindex")) or \
+            any(n.startswith("sharedindex.") for n in os.listdir(repo.path)):
+        raise GitError("core.splitIndex: this repository's index is split, which libgit2 cannot read "
+                       "or write, and git is not on PATH; nothing was written (install git, or run "
+                       "`git update-index --no-split-index` where git is)")
+    if signs:
+        raise GitError("commit.gpgsign: commits here are to be signed, which only git does, and git "
+                       "is not on PATH; nothing was written")
 
 
 def blob_data(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
@@ -209,40 +249,36 @@ def head_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
     return repo.head.peel(pygit2.Commit)
 
 
-def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree,
+def refuse_credentials(repo: pygit2.Repository, old: pygit2.Tree | None, root: Path, paths: Iterable[str],
                        exempt: frozenset[str] = frozenset(),
                        edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> None:
     """The in-process pre-commit check: no commit may add a credential that is new
-    (``hooks/newsecrets.py``, the check the fast commit makes too).
+    (``hooks/newsecrets.py``, the check every commit makes).
 
-    ``edits`` (path -> ``(store, key, before, after)``) names the store files a ctx
-    write changed and nothing else did since ``old``: only those entries are read.
-    Every other file that differs is compared whole with its version in ``old``. A
-    secret the parent commit already held is not new; ``exempt`` names entries
-    (``store/key``) and paths whose credentials this write was told to keep (``--force``).
+    ``paths`` are the files to commit, as they are under ``root``. ``edits`` (path ->
+    ``(store, key, before, after)``) names the store files a ctx write changed and
+    nothing else did since ``old``: only those entries are read. Every other file that
+    differs is compared whole with its version in ``old``. A secret the parent commit
+    already held is not new; ``exempt`` names entries (``store/key``) and paths whose
+    credentials this write was told to keep (``--force``).
     """
     from hooks.newsecrets import Changed, refuse_new
     edits = edits or {}
-    diff = old.diff_to_tree(new) if old is not None else new.diff_to_tree(swap=True)
     changes = []
-    for delta in diff.deltas:  # which files differ (by id): no line diff
-        if delta.status == pygit2.enums.DeltaStatus.DELETED:
-            continue
-        path = delta.new_file.path
-        after_id = delta.new_file.id
+    for path in paths:
+        full = root / path
+        if not full.is_file():
+            continue  # a deletion adds nothing
         if path in edits:
-            changes.append(Changed(path, edits=edits[path], after=_reader(repo, after_id)))
+            changes.append(Changed(path, edits=edits[path], after=full.read_bytes))
             continue
-        after = blob_data(repo, after_id)
+        after = full.read_bytes()
         if b"\0" in after[:8000]:
             continue  # binary: never a file ctx writes
         before = _blob_bytes(repo, old, path)
-        changes.append(Changed(path, before=before, after=after))
+        if before != after:
+            changes.append(Changed(path, before=before, after=after))
     refuse_new(changes, exempt)
-
-
-def _reader(repo: pygit2.Repository, oid: pygit2.Oid) -> Callable[[], bytes]:
-    return lambda: blob_data(repo, oid)
 
 
 def _blob_bytes(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
@@ -255,40 +291,120 @@ def _blob_bytes(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) ->
 
 
 def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
-                 author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
+                 author: Person, committer: Person | None = None, *,
                  scan: bool = True, exempt: frozenset[str] = frozenset(),
                  extra_parents: list[str] | None = None,
-                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> pygit2.Oid | None:
-    """``_commit_paths``, with libgit2's own errors said in ctx's words."""
-    try:
-        return _commit_paths(repo, paths, message, author, committer, scan=scan, exempt=exempt,
-                             extra_parents=extra_parents, edits=edits)
-    except pygit2.GitError as exc:
-        raise GitError(f"the repository refused the commit: {exc}") from None
+                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None,
+                 untrack: bool = False) -> bool:
+    """Commit ``paths`` as they are on disk; False if nothing changed.
 
-
-def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
-                 author: pygit2.Signature, committer: pygit2.Signature | None = None, *,
-                 scan: bool = True, exempt: frozenset[str] = frozenset(),
-                 extra_parents: list[str] | None = None,
-                 edits: dict[str, list[tuple[str, str, Any, Any]]] | None = None) -> pygit2.Oid | None:
-    """Stage ``paths`` as they are on disk and commit them; None if nothing changed.
-
-    A forbidden path (the lock file, a temporary file) is never staged, and
-    is taken out of the index if a manual ``git add`` put it there. With
-    ``scan``, what the commit adds is checked for credentials first
-    (``refuse_credentials``; ``edits`` as it says).
+    A forbidden path (the lock file, a temporary file) or a link is never staged; with
+    ``untrack`` (``ctx doctor``), a forbidden one a manual ``git add`` put in the index
+    is taken out (the libgit2 way always does). With ``scan``,
+    what the commit adds is checked for credentials first (``refuse_credentials``;
+    ``edits`` as it says). git commits where ``_by_git``; libgit2 elsewhere.
     """
+    root = Path(repo.workdir)
+    wanted = [p for p in dict.fromkeys(paths) if not forbidden(p) and not (root / p).is_symlink()]
+    stray = _forbidden_entries(repo, untrack)
+    committer = committer or committer_of(machine_identity(repo), author)
+    parent = head_commit(repo)
+    if scan:
+        refuse_credentials(repo, parent.tree if parent is not None else None, root, wanted, exempt, edits)
+    if not _by_git(repo):
+        try:
+            return _commit_libgit2(repo, wanted, stray, message, author, committer, parent, extra_parents)
+        except pygit2.GitError as exc:
+            raise GitError(f"the repository refused the commit: {exc}") from None
+    if stray:
+        gitcommit.untrack(root, stray)
+    simple = parent is not None and not extra_parents and not stray
+    if simple and parent is not None and not any(_differs(repo, parent.tree, root, p) for p in wanted):
+        return False  # (asked of git, it would still write .git/COMMIT_EDITMSG)
+    if parent is not None and simple and all(_in_tree(parent.tree, p) for p in wanted):
+        return gitcommit.commit(root, wanted, message, author, committer) if wanted else False
+    if wanted:
+        gitcommit.add(root, wanted)
+    try:
+        return _commit_staged(repo, root, wanted, message, author, committer, parent, extra_parents, simple)
+    except GitError:
+        gitcommit.unstage(root, wanted, parent is not None)  # the index as it was: nothing was written
+        raise
+
+
+def _commit_staged(repo: pygit2.Repository, root: Path, wanted: list[str], message: str, author: Person,
+                   committer: Person, parent: pygit2.Commit | None, extra_parents: list[str] | None,
+                   simple: bool) -> bool:
+    if simple:
+        return gitcommit.commit(root, wanted, message, author, committer)
+    # a first commit, a merge, local state taken out: the tree is the index's
+    tree = gitcommit.write_tree(root)
+    if parent is not None and str(parent.tree_id) == tree and not extra_parents:
+        return False
+    parents = ([str(parent.id)] if parent is not None else []) + list(extra_parents or [])
+    made = gitcommit.commit_tree(root, tree, parents, message, author, committer, signs(repo))
+    subject = message.split("\n", 1)[0]
+    kind = "commit (initial)" if not parents else "commit (merge)" if len(parents) > 1 else "commit"
+    gitcommit.advance(root, "HEAD", made, str(parent.id) if parent is not None else None, f"{kind}: {subject}")
+    return True
+
+
+def _differs(repo: pygit2.Repository, tree: pygit2.Tree, root: Path, path: str) -> bool:
+    """Whether ``path`` on disk is not what ``tree`` holds (by blob id)."""
+    full = root / path
+    try:
+        held = tree[path].id
+    except KeyError:
+        return full.is_file()
+    if not full.is_file():
+        return True
+    return pygit2.hashfile(str(full)) != held
+
+
+def _in_tree(tree: pygit2.Tree, path: str) -> bool:
+    try:
+        tree[path]
+        return True
+    except KeyError:
+        return False
+
+
+_STAGED_STRAY: dict[str, list[str]] = {}  # work tree -> forbidden paths its last git status named
+
+
+def _forbidden_entries(repo: pygit2.Repository, everywhere: bool) -> list[str]:
+    """Forbidden paths git's index holds (a manual ``git add`` of local state, a pull that
+    brought one): taken out. Those HEAD holds, and those ``dirty_paths`` saw staged; with
+    ``everywhere``, all the index holds (``git ls-files``: libgit2 cannot read every index).
+    The libgit2 way takes them out of its index itself."""
+    if not _by_git(repo):
+        return []
+    if everywhere:
+        return sorted(p for p in gitcommit.tracked(repo.workdir) if forbidden(p))
+    out = set(_STAGED_STRAY.pop(repo.workdir, []))
+    head = head_commit(repo)
+    stack = [("", head.tree)] if head is not None else []
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            path = prefix + (entry.name or "")
+            if entry.type_str == "tree":
+                stack.append((path + "/", repo[entry.id].peel(pygit2.Tree)))
+            elif forbidden(path):
+                out.add(path)
+    return sorted(out)
+
+
+def _commit_libgit2(repo: pygit2.Repository, paths: list[str], stray: list[str], message: str,
+                    author: Person, committer: Person, parent: pygit2.Commit | None,
+                    extra_parents: list[str] | None) -> bool:
+    """The commit through libgit2, where git is not on PATH (or ``CTX_GIT_SLOW``)."""
+    _refuse_what_libgit2_cannot(repo)
     root = Path(repo.workdir)
     index = repo.index
     index.read(True)  # drop what an earlier, refused attempt staged in memory
     for path in paths:
-        if forbidden(path):
-            continue
-        full = root / path
-        if full.is_symlink():
-            continue  # neither its target nor its removal: tests/reliability/test_root_links.py
-        if full.is_file():
+        if (root / path).is_file():
             index.add(path)
         elif path in index:
             index.remove(path)
@@ -296,57 +412,37 @@ def _commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
         if forbidden(entry.path):
             index.remove(entry.path)
     tree = index.write_tree()
-    parent = head_commit(repo)
     if parent is not None and parent.tree_id == tree and not extra_parents:
         _retry(index.write, "updating the index")
-        return None
-    new_tree = repo[tree].peel(pygit2.Tree)
-    if parent is None and len(new_tree) == 0:
-        return None
-    if scan:
-        refuse_credentials(repo, parent.tree if parent is not None else None, new_tree, exempt, edits)
+        return False
+    if parent is None and len(repo[tree].peel(pygit2.Tree)) == 0:
+        return False
     parents = ([parent.id] if parent is not None else []) + [pygit2.Oid(hex=p) for p in extra_parents or []]
     _wait_for_index(Path(repo.path))  # no commit unless its index can follow it
-    committer = committer or committer_signature(repo, author)
-    from ctxgit.plumbing.signing import signing_config
-    how = signing_config(repo.config)
-    if how is None:
-        oid = _retry(lambda: repo.create_commit("HEAD", author, committer, message, tree, parents),
-                     "committing")
-    else:  # signed as git signs: the signer runs before anything moves
-        oid = create_signed(repo, how, author, committer, message, tree, parents)
-        _retry(lambda: _advance_head(repo, oid, parent, parents, message), "committing")
+    _retry(lambda: repo.create_commit("HEAD", _libgit2(author), _libgit2(committer), message, tree, parents),
+           "committing")
     try:
         _retry(index.write, "updating the index")
     except GitError:
         pass  # the commit stands; the next write finds the index behind and sets it right
-    return oid
+    return True
 
 
-def create_signed(repo: pygit2.Repository, how: dict, author: pygit2.Signature, committer: pygit2.Signature,
+def signs(repo: pygit2.Repository) -> bool:
+    """Whether git is told to sign commits here (``commit.gpgsign``)."""
+    try:
+        return "commit.gpgsign" in repo.config and repo.config.get_bool("commit.gpgsign")
+    except (pygit2.GitError, ValueError):
+        return False
+
+
+def create_signed(repo: pygit2.Repository, author: pygit2.Signature, committer: pygit2.Signature,
                   message: str, tree: pygit2.Oid, parents: list) -> pygit2.Oid:
-    """A commit object signed as ``how`` says (``signing.signing_config``); no ref moves.
-    The signer fails: GitError, and nothing but the unsigned bytes was ever made."""
-    from ctxgit.plumbing.signing import sign
-    content = str(repo.create_commit_string(author, committer, message, tree, parents))
-    signed = sign(content.encode("utf-8"), how, (committer.name, committer.email), Path(repo.workdir))
-    return repo.create_commit_with_signature(content, signed.rstrip("\n"), "gpgsig")
-
-
-def _advance_head(repo: pygit2.Repository, oid: pygit2.Oid, parent: pygit2.Commit | None,
-                  parents: list, message: str) -> None:
-    """Move the branch HEAD names (HEAD itself when detached) to ``oid``, with the reflog
-    line git writes; refused when another git moved it since ``parent`` was read."""
-    subject = message.split("\n", 1)[0]
-    kind = "commit (initial)" if not parents else "commit (merge)" if len(parents) > 1 else "commit"
-    log = f"{kind}: {subject}"
-    head = repo.references["HEAD"]
-    name = head.target if isinstance(head.target, str) else "HEAD"
-    current = repo.references.get(name) if name != "HEAD" else head
-    found = current.target if current is not None else None
-    if found != (parent.id if parent is not None else None):
-        raise GitError(f"{name} moved while ctx committed (another git?); nothing was committed")
-    if current is None:
-        repo.create_reference(name, oid, message=log)
-    else:
-        current.set_target(oid, log)
+    """A commit object signed by git as its settings say (``git commit-tree``); no ref
+    moves. Where git is missing: GitError naming ``commit.gpgsign`` (libgit2 cannot sign)."""
+    if gitcommit.program() is None:
+        _refuse_what_libgit2_cannot(repo)
+    made = gitcommit.commit_tree(repo.workdir, str(tree), [str(p) for p in parents], message,
+                                 Person(author.name, author.email, author.time, author.offset),
+                                 Person(committer.name, committer.email, committer.time, committer.offset), True)
+    return pygit2.Oid(hex=made)

@@ -21,7 +21,7 @@ from ctx.model import STORES
 from ctx.storage.files import incomplete_message, is_link, read_store, sweep_temporaries
 from ctx.storage.lock import context_lock
 from ctxgit.gitfiles import waiting
-from ctxgit.plumbing import pack, slowness
+from ctxgit.plumbing import pack
 from ctxgit.plumbing.locks import stale_locks
 from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
 from ctxgit.recorder import broken_store
@@ -172,9 +172,6 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
         if size > LOOSE_WARN_BYTES:
             findings.append(Finding(f"{count} loose objects take {size / 1e6:.0f} MB (packing shrinks them)",
                                     kind="loose"))
-        slow = slowness.report(root)
-        if slow:
-            findings.append(Finding(slow, fixable=False, kind="slow-commits"))
     findings += [Finding(problem, fixable=kind == "temporaries", kind=kind)
                  for problem, kind in damage.findings(root, repo)]
     if repair and any(f.fixable for f in findings) and not any(f.kind in damage.GIT_DAMAGE for f in findings):
@@ -188,7 +185,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
             if repo is not None and any(forbidden(e.path) for e in repo.index):
                 # commit_paths never stages a forbidden path and takes it out of the index
                 commit_paths(repo, [], "doctor: stop tracking local state\n\nCtx-Operation: doctor\n",
-                             system_signature())
+                             system_signature(), untrack=True)
         remaining = {f.kind for f in examine(ctx, repair=False, git=git)}
         for finding in findings:
             finding.repaired = finding.fixable and finding.kind not in remaining

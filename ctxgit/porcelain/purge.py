@@ -30,8 +30,7 @@ from ctx.storage.lock import context_lock
 from ctx.storage.textlayout import read_entry, remove_entry, serialize
 from ctxgit.gitfiles.layout import BRANCH_REF
 from ctxgit.plumbing.gitenv import clean_git_env
-from ctxgit.plumbing.repo import create_signed, open_repo
-from ctxgit.plumbing.signing import signing_config
+from ctxgit.plumbing.repo import create_signed, open_repo, signs
 
 
 @dataclass
@@ -101,7 +100,7 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
         if repo is None or repo.head_is_unborn:
             raise NotFound(f"the context at {root} has no history")
         old_head = repo.head.peel(pygit2.Commit).id
-        how = signing_config(repo.config)  # a signed commit is signed again when rewritten
+        how = signs(repo)  # a signed commit is signed again when rewritten (by git)
         commits = list(repo.walk(old_head, SortMode.TOPOLOGICAL | SortMode.REVERSE))
         mapping: dict[pygit2.Oid, pygit2.Oid] = {}
         cut_cache: dict[pygit2.Oid, pygit2.Oid] = {}
@@ -134,8 +133,8 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
                 mapping[commit.id] = commit.id
                 continue
             first = first or str(commit.id)
-            if how is not None and commit.gpg_signature[0]:
-                mapping[commit.id] = create_signed(repo, how, commit.author, commit.committer, message,
+            if how and commit.gpg_signature[0]:
+                mapping[commit.id] = create_signed(repo, commit.author, commit.committer, message,
                                                    new_tree_id, parents)
             else:
                 mapping[commit.id] = repo.create_commit(None, commit.author, commit.committer, message,

@@ -249,7 +249,7 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
 
 def _set_upstream(repo: pygit2.Repository, name: str) -> None:
     """main's upstream, written only when it changes (a config write costs the next
-    write its fast commit)."""
+    write its one-commit way: git is asked what changed)."""
     config = repo.config
     for key, value in ((f"branch.{BRANCH}.remote", name), (f"branch.{BRANCH}.merge", LOCAL_REF)):
         if key not in config or config[key] != value:

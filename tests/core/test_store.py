@@ -108,7 +108,7 @@ def test_a_write_removes_the_temporaries_a_killed_write_left(context, root):
     large as the store): the next write removes it, ctx's own names only, whatever its age:
     memory/'s temporaries are made only under the context lock, which the sweep holds, so
     none is a live write's (issue 35: 200 kill -9s in a row left two). (.git/ctx's, swept by
-    age: tests/git/test_fastgit.py.)"""
+    age: tests/git/test_commit_ways.py.)"""
     context.set("k", "v")
     old = time.time() - 2 * store_mod.STALE_TEMPORARY
     memory = root / "memory"

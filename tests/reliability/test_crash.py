@@ -72,10 +72,10 @@ def _sweep(root, env, op, mode, skip, tmp_path):
 
 
 def test_kill_at_every_file_operation_of_a_fast_commit(root, tmp_path):
-    """With CTX_AUTHOR set, ctx commits in plain git formats (fastgit): the store
-    file, four objects, the commit marker, the branch ref through its lock, two
-    reflogs, the index through its lock, the state, the counters (loose bytes, the
-    since-log's lag: both of its ways). A kill before any one of them is recovered."""
+    """With the repository as ctx left it, a write is one ``git commit``: the store file,
+    the write's intent, the commit marker, git's start, the record of the commit, the
+    counters (loose bytes, the since-log's lag: both of its ways). A kill before any one
+    of them is recovered."""
     env = _env(root)
     _seeded(root, env)
     steps = _sweep(root, env, "set", "kill", set(), tmp_path)  # amend, delete: the soak
@@ -84,8 +84,9 @@ def test_kill_at_every_file_operation_of_a_fast_commit(root, tmp_path):
 
 
 def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
-    """With CTX_GIT_SLOW, ctx commits with libgit2 (its own file operations are
-    invisible to the hook; the random kills cover them)."""
+    """With CTX_GIT_SLOW, ctx opens the repository with libgit2 and asks git what changed
+    before committing (git's own file operations are invisible to the hook; the random
+    kills cover them)."""
     env = _env(root, author=None, CTX_GIT_SLOW="1")
     _seeded(root, env)
     steps = _sweep(root, env, "set", "kill", set(), tmp_path)
@@ -94,15 +95,18 @@ def test_kill_at_every_file_operation_of_a_libgit2_commit(root, tmp_path):
     assert not missing, f"the write did not take these steps, so the sweep did not cover them: {missing}"
 
 
-@pytest.mark.parametrize("step", sorted(R.KILL_LEAVES_LOCK, key=str), ids=["index-lock", "ref-lock"])
-def test_kill_while_holding_a_git_lock_is_recovered(root, tmp_path, step):
+@pytest.mark.parametrize("lock", ["index.lock", "refs/heads/main.lock"])
+def test_kill_while_holding_a_git_lock_is_recovered(root, tmp_path, lock):
     """(BUG-1, fixed in a74c462: a kill here left the lock, every later write
-    failed on it, and doctor said the context was in order.)"""
+    failed on it, and doctor said the context was in order.) ctx killed as its git
+    committed, the git killed too while it held its lock (a kill of the whole group)."""
     env = _env(root, CTX_GIT_RETRY_SECONDS="1")
     _seeded(root, env)
-    done, _, hit = R.run_faulty(["set", "killed", "while holding a lock"], env, step, "kill",
-                                tmp_path / "fault.log")
+    done, _, hit = R.run_faulty(["set", "killed", "while holding a lock"], env,
+                                R.Step("os.remove .git/ctx/committing", 1), "kill", tmp_path / "fault.log")
     assert hit and done.killed
+    (root / ".git" / lock).write_text("")  # what the killed git left
+    assert R.stale_git_locks(root)
     assert not R.inspect_root(root)
     after = R.run_ctx(["set", "next", "write"], env)
     if after.returncode != 0:  # acceptable only if doctor names the problem
@@ -125,15 +129,14 @@ def test_ctx_never_removes_a_lock_an_operators_git_holds(root, tmp_path, how):
     lock = root / ".git" / "index.lock"
     if how == "stale-intent":
         # killed after announcing its commit, before taking any git lock ...
-        done, _, hit = R.run_faulty(["set", "k", "v"], env, R.Step("open .git/refs/heads/main.lock", 1), "kill",
-                                    tmp_path / "fault.log")
+        done, _, hit = R.run_faulty(["set", "k", "v"], env, R.COMMIT_START, "kill", tmp_path / "fault.log")
         assert hit and done.killed and R.stale_git_locks(root) == []
         lock.write_text("")  # ... and later the operator's `git add` is in progress
         R.run_ctx(["set", "k2", "v2"], env)
     else:
-        # writing the reflog fails just as the operator's git takes the index lock
-        done, _, hit = R.run_faulty(["set", "k", "v"], env, R.Step("open .git/logs/HEAD", 1), "enospc+git",
-                                    tmp_path / "fault.log")
+        # recording the commit fails just as the operator's git takes the index lock
+        done, _, hit = R.run_faulty(["set", "k", "v"], env, R.Step("open .git/ctx/.state.json.*.tmp", 1),
+                                    "enospc+git", tmp_path / "fault.log")
         assert hit
     assert lock.exists(), "ctx removed a lock file an operator's git holds"
 
@@ -226,8 +229,7 @@ def test_a_store_change_left_uncommitted_is_committed_as_the_killed_writes_own(r
     env = _env(root)
     _seeded(root, env)
     start = R.head(root)
-    done, _, hit = R.run_faulty(["set", "half", "written"], env, R.Step("open .git/objects/??/tmp_obj_*_*", 1),
-                                "kill", tmp_path / "fault.log")
+    done, _, hit = R.run_faulty(["set", "half", "written"], env, R.COMMIT_START, "kill", tmp_path / "fault.log")
     assert hit and done.killed
     assert R.read_entries(root, "shared")["half"]["value"] == "written"
     assert R.status_porcelain(root) == [" M memory/shared.json"]
@@ -241,16 +243,15 @@ def test_a_store_change_left_uncommitted_is_committed_as_the_killed_writes_own(r
     assert not R.inspect_root(root, committed=True)
 
 
-def test_a_half_made_commit_is_harmless(root, tmp_path):
-    """Killed after the commit's objects were written, before the branch moved:
-    fsck is clean (the objects dangle), and the next write commits on top of the
-    old HEAD, including the killed write's store change."""
+def test_a_kill_once_git_committed_leaves_the_write_whole(root, tmp_path):
+    """Killed after git made the commit, before ctx recorded it: the commit stands, fsck
+    is clean, and the next write commits on top of it (nothing committed twice)."""
     env = _env(root)
     _seeded(root, env)
     start = R.head(root)
-    done, _, hit = R.run_faulty(["set", "half", "made"], env, R.Step("open .git/refs/heads/main.lock", 1),
+    done, _, hit = R.run_faulty(["set", "half", "made"], env, R.Step("os.remove .git/ctx/committing", 1),
                                 "kill", tmp_path / "fault.log")
-    assert hit and done.killed and R.head(root) == start
+    assert hit and done.killed and R.head(root) != start
     assert not R.inspect_root(root)
     assert R.run_ctx(["set", "next", "write"], env).returncode == 0
     rows = R.commit_rows(root, start)
@@ -262,8 +263,7 @@ def test_a_half_made_commit_is_harmless(root, tmp_path):
 def test_doctor_reports_and_commits_what_a_kill_left(root, tmp_path):
     env = _env(root)
     _seeded(root, env)
-    done, _, hit = R.run_faulty(["delete", "seed1"], env, R.Step("open .git/objects/??/tmp_obj_*_*", 1), "kill",
-                                tmp_path / "fault.log")
+    done, _, hit = R.run_faulty(["delete", "seed1"], env, R.COMMIT_START, "kill", tmp_path / "fault.log")
     assert hit and done.killed
     check = R.run_ctx(["doctor", "--check"], env)
     assert check.returncode != 0 and "memory/shared.json" in check.stdout, check.describe()

@@ -188,8 +188,8 @@ def test_a_write_that_just_fits_is_whole_and_reads_agree(root):
 
 
 # ENOSPC injected at each file operation of a write. Two of them also have a test of
-# their own below: after the branch moved (BUG-2) and at the ref lock (BUG-3).
-REF_LOCK_RENAME = R.REF_LOCK_RENAME
+# their own below: after the branch moved (BUG-2) and at git's start (BUG-3).
+COMMIT_START = R.COMMIT_START
 
 
 def test_no_space_at_any_file_operation_fails_cleanly_or_completes(root, tmp_path):
@@ -224,12 +224,13 @@ def test_no_space_after_the_branch_moved_leaves_no_failed_write_in_history(root,
         assert R.head(root) == head, "the write failed, yet its commit is on main"
 
 
-def test_no_space_at_the_ref_update_leaves_no_lock_file(root, tmp_path):
-    """(BUG-3, fixed in a74c462: fastgit left refs/heads/main.lock behind.)"""
+def test_no_space_as_git_starts_leaves_no_lock_file(root, tmp_path):
+    """(BUG-3, fixed in a74c462: the hand-made commit left refs/heads/main.lock behind; git
+    makes the commit now, and a commit it could not start leaves nothing.)"""
     env = R.ctx_env(root, author="Agent FS")
     for i in range(2):
         assert R.run_ctx(["set", f"seed{i}", f"seed value {i}"], env).returncode == 0
-    done, _, hit = R.run_faulty(["set", "k", "v"], env, REF_LOCK_RENAME, "enospc", tmp_path / "fault.log")
+    done, _, hit = R.run_faulty(["set", "k", "v"], env, COMMIT_START, "enospc", tmp_path / "fault.log")
     assert hit and done.returncode != 0
     assert R.stale_git_locks(root) == []
     assert R.run_ctx(["set", "k2", "v2"], dict(env, CTX_GIT_RETRY_SECONDS="0.5")).returncode == 0

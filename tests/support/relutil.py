@@ -181,17 +181,31 @@ def _hook(event, args):
         path = args[1]
     elif event == "os.remove":
         path = args[0]
+    elif event in ("os.posix_spawn", "os.posix_spawnp"):
+        argv = [os.fsdecode(a) for a in args[1]]
+        if os.path.basename(argv[0]) != "git":
+            return
+        path = None  # git started: "spawn git <its command>" (after -C ROOT and -c NAME=VALUE)
+        words, skip = [], False
+        for a in argv[1:]:
+            if skip or a in ("-C", "-c"):
+                skip = not skip
+                continue
+            if not a.startswith("-"):
+                words.append(a)
+        sig = "spawn git " + (words[0] if words else "?")
     else:
         return
-    try:
-        path = os.fsdecode(path)
-    except TypeError:
-        return
-    if not os.path.realpath(path).startswith(_root):
-        return
+    if path is not None:
+        try:
+            path = os.fsdecode(path)
+        except TypeError:
+            return
+        if not os.path.realpath(path).startswith(_root):
+            return
     _busy = True
     try:
-        sig = _signature(event, path)
+        sig = _signature(event, path) if path is not None else sig
         _seen[sig] = count = _seen.get(sig, 0) + 1
         hit = sig == _target and count == _nth
         if _logfd is not None:
@@ -607,41 +621,38 @@ def sync_crash_trials(base: Path, env: Mapping[str, str], trials: int, rng: rand
 
 # --- a fault at every file operation of a write --------------------------------------------------
 
-# The steps where a kill leaves a git lock file (the next write must remove it), and
-# where a failure once left the lock behind or made a committed write look undone.
-KILL_LEAVES_LOCK = {Step("os.rename .git/refs/heads/main", 1), Step("os.rename .git/index", 1)}
+# The steps after which git has taken (or may hold) its lock files: a kill there leaves a
+# git running, or killed too (its locks: the next write must remove them). And the steps
+# after the commit, where a failure once left a lock behind or made a committed write
+# look undone.
+KILL_LEAVES_LOCK = {Step("spawn git commit", 1)}
+COMMIT_START = Step("spawn git commit", 1)  # a fault here: git never ran
 POST_COMMIT_STEPS = {Step(s, 1) for s in (
-    "open .git/logs/HEAD", "open .git/logs/refs/heads/main", "open .git/index.lock", "os.rename .git/index",
-    "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json",
+    "os.remove .git/ctx/committing", "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json",
     "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
     "open .git/ctx/.since-lag.*.tmp", "os.rename .git/ctx/since-lag")}
-REF_LOCK_RENAME = Step("os.rename .git/refs/heads/main", 1)
 
-# Every file operation of a fast commit's ``ctx set`` in a seeded root, in order: the
-# sweep faults the steps its dry run takes, so one missing here would drop out of the
-# sweep unseen (tests check the dry run takes all of them). A file ctx replaces is two
-# steps, its temporary (``atomic_write``: a random name, masked) and the rename.
-FAST_SET_STEPS = [Step(s, n) for s, n in (
-    ("open memory/.lock", 1), ("open memory/.shared.json.*.tmp", 1), ("os.rename memory/shared.json", 1),
-    *((s, n) for n in range(1, 5) for s in ("open .git/objects/??/tmp_obj_*_*", "os.rename .git/objects/??/*")),
-    ("open .git/ctx/.pieces.json.*.tmp", 1), ("os.rename .git/ctx/pieces.json", 1),
-    ("open .git/ctx/.committing.*.tmp", 1), ("os.rename .git/ctx/committing", 1),
-    ("open .git/refs/heads/main.lock", 1), ("os.rename .git/refs/heads/main", 1),
-    ("open .git/logs/HEAD", 1), ("open .git/logs/refs/heads/main", 1),
-    ("open .git/index.lock", 1), ("os.rename .git/index", 1),
-    ("open .git/ctx/.state.json.*.tmp", 1), ("os.rename .git/ctx/state.json", 1),
-    ("os.remove .git/ctx/committing", 1),
-    ("open .git/ctx/.loose-bytes.*.tmp", 1), ("os.rename .git/ctx/loose-bytes", 1),
-    ("os.remove .git/ctx/slow-commits", 1),
-    ("open .git/ctx/.since-lag.*.tmp", 1), ("os.rename .git/ctx/since-lag", 1))]
+# Every file operation (and git started) of a ``ctx set`` in a seeded root committed the
+# one-``git commit`` way, in order: the sweep faults the steps its dry run takes, so one
+# missing here would drop out of the sweep unseen (tests check the dry run takes all of
+# them). A file ctx replaces is two steps, its temporary (``atomic_write``: a random name,
+# masked) and the rename. git's own file operations are its own (and invisible to the hook).
+FAST_SET_STEPS = [Step(s, 1) for s in (
+    "open memory/.lock", "os.link memory/.shared.json.*.tmp", "open memory/.shared.json.*.tmp",
+    "open .git/ctx/.writing.*.tmp", "os.rename .git/ctx/writing", "os.rename memory/shared.json",
+    "open .git/ctx/.committing.*.tmp", "os.rename .git/ctx/committing", "spawn git commit",
+    "open .git/ctx/committing.git", "os.remove .git/ctx/committing", "os.remove .git/ctx/committing.git",
+    "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
+    "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json", "os.remove .git/ctx/writing",
+    "open .git/ctx/.since-lag.*.tmp", "os.rename .git/ctx/since-lag")]
 
-# The same through libgit2 (CTX_GIT_SLOW, no CTX_AUTHOR): its own file operations are
-# invisible to the hook. No since-lag: only an authored write keeps it (it is the lag of
-# an author's "since your last session"); FAST_SET_STEPS sweeps it, both of its ways.
+# The same the way through the repository (CTX_GIT_SLOW, no CTX_AUTHOR): git asked what
+# changed (``git status``), then the commit. No since-lag: only an authored write keeps it
+# (it is the lag of an author's "since your last session"); FAST_SET_STEPS sweeps it.
 LIBGIT2_SET_STEPS = [Step(s, 1) for s in (
     "open memory/.lock", "open memory/.shared.json.*.tmp", "os.rename memory/shared.json",
-    "open .git/ctx/.committing.*.tmp", "os.rename .git/ctx/committing", "os.remove .git/ctx/committing",
-    "open .git/ctx/.slow-commits.*.tmp", "os.rename .git/ctx/slow-commits",
+    "spawn git status", "open .git/ctx/.committing.*.tmp", "os.rename .git/ctx/committing", "spawn git commit",
+    "os.remove .git/ctx/committing",
     "open .git/ctx/.loose-bytes.*.tmp", "os.rename .git/ctx/loose-bytes",
     "open .git/ctx/.state.json.*.tmp", "os.rename .git/ctx/state.json")]
 

@@ -39,19 +39,19 @@ def forge(repo: Path, old: str, new: str) -> str:
 
 
 def spy_fast_commits(monkeypatch: pytest.MonkeyPatch) -> list:
-    """Every fast commit attempted from now on: its result (a tuple; None: it fell back to
-    libgit2), or the error it raised."""
-    from ctxgit.plumbing import fastcommit
+    """Every write's try at the one-``git commit`` way from now on: a tuple when it took
+    it, None when it fell back to the way through the repository, or the error it raised."""
+    from ctxgit.recorder import GitRecorder
     calls: list = []
-    real = fastcommit.commit_store
+    real = GitRecorder._record_fast
 
-    def spy(*args, **kwargs):
+    def spy(self, change):
         try:
-            done = real(*args, **kwargs)
+            done = real(self, change)
         except Exception as exc:
             calls.append(exc)
             raise
-        calls.append(done)
+        calls.append(("git commit",) if done else None)
         return done
-    monkeypatch.setattr(fastcommit, "commit_store", spy)
+    monkeypatch.setattr(GitRecorder, "_record_fast", spy)
     return calls

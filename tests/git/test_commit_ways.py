@@ -1,4 +1,6 @@
-"""The commit written without libgit2 is the commit libgit2 would write."""
+"""The ways a write is committed make the same commits: one ``git commit`` (the repository
+as ctx left it), the way through the repository (git asked what changed), and libgit2
+where git is not on PATH."""
 
 from __future__ import annotations
 
@@ -23,40 +25,30 @@ WRITES = [("set", "a", "one", "--tag", "x"), ("set", "b", "two ü"), ("amend", "
           ("delete", "b"), ("set", "a", "{\"k\": [1, 2]}"), ("supersede", "a", "--by", "c")]
 
 
-@pytest.mark.parametrize("slow", [False, True])
-def test_fast_and_slow_commits_make_the_same_trees(tmp_path, runner, slow):
+MODES = {"one-commit": {}, "repository": {"CTX_GIT_SLOW": "1"}, "libgit2": {"PATH": "/nonexistent"}}
+
+
+def test_every_way_makes_the_same_trees(tmp_path, runner, monkeypatch):
     from ctx.cli.app import cli
+    from ctxgit.plumbing import gitcommit
     trees = {}
-    for mode in ("fast", "slow"):
+    for mode, extra in MODES.items():
         root = tmp_path / mode
-        env = {"CTX_HOME": str(root), "CTX_AUTHOR": "Agent One", "CTX_GIT_SLOW": "1" if mode == "slow" else None}
+        env = {"CTX_HOME": str(root), "CTX_AUTHOR": "Agent One", **extra}
+        monkeypatch.setattr(gitcommit, "program", (lambda: None) if mode == "libgit2" else gitcommit.program)
         assert runner.invoke(cli, ["init"], env=env).exit_code == 0
         for args in WRITES:
             result = runner.invoke(cli, list(args), env=env)
-            assert result.exit_code == 0, (args, result.output)
-        trees[mode] = [line.split()[0] for line in _git(root, "log", "--format=%T %s").splitlines()]
+            assert result.exit_code == 0, (mode, args, result.output)
+        monkeypatch.undo()
+        trees[mode] = [line.split(" ", 1)[1] for line in _git(root, "log", "--format=%T %s").splitlines()]
         assert _git(root, "status", "--porcelain") == ""
         _git(root, "fsck", "--full", "--strict")
-        # timestamps differ between the two runs; same number of commits, all clean
-    assert len(trees["fast"]) == len(trees["slow"]) == len(WRITES) + 1
+    assert trees["one-commit"] == trees["repository"] == trees["libgit2"]
+    assert len(trees["libgit2"]) == len(WRITES) + 1
 
 
-def test_fast_commits_match_libgit2_byte_for_byte(tmp_path, runner, monkeypatch):
-    """With the same files, the fast way and libgit2 produce the same tree ids."""
-    from ctx.cli.app import cli
-    root = tmp_path / "ctx"
-    env = {"CTX_HOME": str(root), "CTX_AUTHOR": "Agent One"}
-    assert runner.invoke(cli, ["init"], env=env).exit_code == 0
-    assert runner.invoke(cli, ["set", "a", "one"], env=env).exit_code == 0
-    state = root / ".git" / "ctx" / "state.json"
-    assert state.exists()
-    assert runner.invoke(cli, ["set", "a", "two"], env=env).exit_code == 0   # the fast way
-    fast_tree = _git(root, "rev-parse", "HEAD^{tree}").strip()
-    # what git itself computes for the files on disk
-    _git(root, "read-tree", "HEAD")
-    _git(root, "add", "-A")
-    assert _git(root, "write-tree").strip() == fast_tree
-
+HERE = str(Path(__file__).resolve().parents[2])
 
 # what a plain write must not import: libgit2, and what costs milliseconds of start-up
 HEAVY = ("pygit2", "click", "dataclasses", "inspect", "typing", "subprocess")
@@ -65,7 +57,8 @@ HEAVY = ("pygit2", "click", "dataclasses", "inspect", "typing", "subprocess")
 @pytest.mark.slow
 def test_a_plain_write_does_not_load_libgit2_or_other_heavy_modules(root, run):
     assert run("set", "a", "one", author="A").exit_code == 0   # the first: libgit2 sets things up
-    code = ("import sys\nsys.argv = ['ctx', 'set', 'b', 'two']\nfrom ctx.cli.fast import main\n"
+    code = (f"import sys\nsys.path.insert(0, {HERE!r})\n"  # (-I: this checkout, not the installed one)
+            "sys.argv = ['ctx', 'set', 'b', 'two']\nfrom ctx.cli.fast import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules])")
     env = dict(os.environ, CTX_HOME=str(root), CTX_AUTHOR="A")
@@ -88,7 +81,8 @@ def test_set_amend_and_a_letter_load_only_the_write_path(root, run):
     way was not taken) imports none of the modules above, and each is committed."""
     assert run("set", "a", "one", author="A").exit_code == 0   # the first: libgit2 sets things up
     assert run("set", "b", "two", author="A").exit_code == 0
-    code = ("import sys\nsys.argv = ['ctx'] + sys.argv[1:]\nfrom ctx.cli.fast import main\n"
+    code = (f"import sys\nsys.path.insert(0, {HERE!r})\n"  # (-I: this checkout, not the installed one)
+            "sys.argv = ['ctx'] + sys.argv[1:]\nfrom ctx.cli.fast import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             f"print('LOADED', [m for m in {WRITE_PATH_UNUSED!r} if m in sys.modules])")
     env = dict(os.environ, CTX_HOME=str(root), CTX_AUTHOR="A")
@@ -101,7 +95,7 @@ def test_set_amend_and_a_letter_load_only_the_write_path(root, run):
     assert [s.split(":")[0] for s in subjects][1:] == ["amend shared/b", "set shared/b", "set shared/c"], subjects
 
 
-def test_an_outside_edit_sends_the_write_the_slow_way(root, run):
+def test_an_outside_edit_is_committed_first_as_system(root, run):
     assert run("set", "a", "one", author="A").exit_code == 0
     assert run("set", "b", "two", author="A").exit_code == 0
     path = store_path(root, "shared")
@@ -113,7 +107,7 @@ def test_an_outside_edit_sends_the_write_the_slow_way(root, run):
     assert _git(root, "status", "--porcelain") == ""
 
 
-def test_a_forced_secret_is_refused_by_the_fast_way_too(root, run):
+def test_a_secret_is_refused_by_the_one_commit_way_too(root, run):
     assert run("set", "a", "one", author="A").exit_code == 0
     assert run("set", "b", "two", author="A").exit_code == 0
     leak = "AKIA" + "QWERTYUIOPASDFGH"
@@ -122,52 +116,51 @@ def test_a_forced_secret_is_refused_by_the_fast_way_too(root, run):
     assert leak not in _git(root, "log", "-p")
 
 
-# --- lock files a killed commit leaves (fastgit.recover) -----------------------------------------
+# --- lock files a killed commit leaves (lastcommit.recover) -----------------------------------------
 
-def _git_dir(tmp_path):
+def _dead_pid() -> int:
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
+@pytest.mark.parametrize("when", ["its-git-killed", "long-before", "no-git-started", "no-commit"])
+def test_a_lock_is_removed_only_when_the_git_of_a_killed_ctx_commit_left_it(tmp_path, when):
+    from ctxgit.plumbing import lastcommit
     git = tmp_path / ".git"
     (git / "refs" / "heads").mkdir(parents=True)
-    return git
+    if when != "no-commit":
+        lastcommit.begin(git, "git")  # the ctx that began committing, then died
+    from ctxgit.plumbing import gitcommit
+    gitcommit.note_pids(None)
+    if when in ("its-git-killed", "long-before"):
+        (git / lastcommit.GIT_PID).write_text(f"{_dead_pid()}\n")  # its git, killed too
+    lock = git / "index.lock"
+    lock.write_text("")
+    if when == "long-before":
+        os.utime(lock, (1_000_000, 1_000_000))  # an operator's git, long before ctx's commit began
+    assert lastcommit.recover(tmp_path) == (["index.lock"] if when == "its-git-killed" else [])
+    assert lock.exists() == (when != "its-git-killed")
+    assert not (git / "ctx" / "committing").exists() and not (git / lastcommit.GIT_PID).exists()
 
 
-@pytest.mark.parametrize("name", ["index.lock", "refs/heads/main.lock"])
-def test_a_lock_ctx_made_is_known_by_its_mode_and_removed_whatever_its_age(tmp_path, name):
-    from ctxgit.plumbing import fastcommit as fastgit
-    git = _git_dir(tmp_path)
-    os.close(fastgit._make_lock(git / name))
-    os.utime(git / name, (1, 1))  # a day, a year: no intent file, no time window needed
-    assert fastgit.recover(tmp_path) == [name] and not (git / name).exists()
+def test_recover_waits_for_the_git_a_killed_ctx_started(tmp_path):
+    import time
 
-
-@pytest.mark.parametrize("how", ["fast", "libgit2", None])
-def test_an_operators_lock_is_left_alone_unless_a_libgit2_commit_just_died(tmp_path, how):
-    from ctxgit.plumbing import fastcommit as fastgit
-    git = _git_dir(tmp_path)
-    if how:
-        fastgit.begin_commit(git, how)  # ... and the process was killed
-    (git / "index.lock").write_text("")  # an operator's `git add`, mode 0644 like any git's
-    removed = fastgit.recover(tmp_path)
-    if how == "libgit2":  # libgit2's locks look like any git's: the seconds after the intent decide
-        assert removed == ["index.lock"]
-    else:
-        assert removed == [] and (git / "index.lock").exists()
-    assert not (git / fastgit.INTENT).exists() or how is None
-
-
-def test_a_lock_moved_into_place_gets_the_mode_of_the_file_it_replaces(tmp_path):
-    from ctxgit.plumbing import fastcommit as fastgit
-    git = _git_dir(tmp_path)
-    ref = git / "refs" / "heads" / "main"
-    ref.write_text("old\n")
-    os.chmod(ref, 0o640)
-    lock = ref.with_name("main.lock")
-    fd = fastgit._make_lock(lock)
-    assert os.stat(lock).st_mode & 0o100  # ctx's mark while it is a lock
-    assert fastgit._commit_lock(fd, lock, ref, b"new\n")
-    assert ref.read_text() == "new\n" and os.stat(ref).st_mode & 0o777 == 0o640 and not lock.exists()
-    fd = fastgit._make_lock(lock)
-    assert not fastgit._commit_lock(fd, lock, ref, b"newer\n", before_rename=lambda: False)
-    assert ref.read_text() == "new\n" and not lock.exists()
+    from ctxgit.plumbing import gitcommit, lastcommit
+    git = tmp_path / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    lastcommit.begin(git, "git")
+    gitcommit.note_pids(None)
+    lock = git / "index.lock"
+    lock.write_text("")
+    # the killed ctx's git: still running, it drops its lock as it ends
+    finishing = subprocess.Popen(["sh", "-c", f"sleep 0.3; rm -f '{lock}'"], start_new_session=True)
+    (git / lastcommit.GIT_PID).write_text(f"{finishing.pid}\n")
+    started = time.monotonic()
+    assert lastcommit.recover(tmp_path) == []
+    assert time.monotonic() - started >= 0.2 and not lock.exists()
+    finishing.wait()
 
 
 def test_a_commit_removes_the_temporaries_a_killed_one_left_in_git_ctx(root, run):

@@ -1,0 +1,72 @@
+"""Running a program without the ``subprocess`` module: its input and output in files.
+
+Every commit runs ``git`` and a signed one a signer; ``subprocess`` (with its
+``selectors``, ``threading`` and ``signal`` imports) would be paid at every write.
+``os.posix_spawnp`` with the child's standard streams opened on files in a private
+scratch folder needs no pipe, so nothing can deadlock on a full one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+
+class Ran:
+    """What a program did: its exit status and what it wrote."""
+
+    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+    def said(self) -> str:
+        """The first line of its error output that is not a status line (gpg's ``[GNUPG:]``)."""
+        for line in self.stderr.decode("utf-8", "replace").splitlines():
+            if line.strip() and not line.startswith("[GNUPG:]"):
+                return line.strip()
+        return "no message"
+
+
+class Scratch:
+    """A private folder for a program's files, removed after (``with Scratch() as folder``)."""
+
+    def __enter__(self) -> Path:
+        base = os.environ.get("TMPDIR") or "/tmp"
+        self.path = Path(base) / f"ctx-run-{os.getpid()}-{os.urandom(6).hex()}"
+        os.mkdir(self.path, 0o700)
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        for name in os.listdir(self.path):
+            os.unlink(self.path / name)
+        os.rmdir(self.path)
+
+
+def run(argv: list[str], data: bytes | None, env: Mapping[str, str],
+        started: Callable[[int], None] | None = None) -> Ran:
+    """Run ``argv`` (``argv[0]`` looked up on PATH when it has no slash) with ``data``
+    on its standard input (no working directory of its own: git is given ``-C``);
+    OSError when it cannot be started. A Ctrl-C while it runs ends it too: a program
+    never outlives the command that started it. ``started`` is told the child's pid."""
+    with Scratch() as folder:
+        streams = [folder / "stdin", folder / "stdout", folder / "stderr"]
+        streams[0].write_bytes(data or b"")
+        actions = [(os.POSIX_SPAWN_OPEN, 0, str(streams[0]), os.O_RDONLY, 0)]
+        actions += [(os.POSIX_SPAWN_OPEN, fd, str(streams[fd]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    for fd in (1, 2)]
+        pid = os.posix_spawnp(argv[0], argv, dict(env), file_actions=actions)
+        try:
+            if started is not None:
+                started(pid)
+            status = os.waitpid(pid, 0)[1]
+        except BaseException:
+            try:
+                os.kill(pid, 15)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            raise
+        return Ran(os.waitstatus_to_exitcode(status), streams[1].read_bytes(), streams[2].read_bytes())
