@@ -215,6 +215,8 @@ def after_write(run: Run) -> None:
                 start_push(root)
         except OSError:
             pass
+        from ctxgit.plumbing import gitconfig
+        gitconfig.keep(root)  # git's configuration for the reads, when it changed (never libgit2 here)
         if root in authored:  # only an author has a last session to tell news from
             from ctxgit.porcelain import sincelag
             sincelag.keep(root)

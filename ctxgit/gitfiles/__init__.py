@@ -2,6 +2,6 @@
 
 The floor every fast path may import (``ctx start``, a write's commit, auto-sync's
 trigger, ``ctx status``): where things are (``layout``), the author identity
-(``identity``), loose objects (``objects``), refs (``refs``), ``.git/config`` and
-the one upstream rule (``config``), commit trailers (``trailers``).
+(``identity``), loose objects (``objects``), refs (``refs``), the
+one upstream rule (``config``), commit trailers (``trailers``).
 """

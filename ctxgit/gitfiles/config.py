@@ -1,6 +1,7 @@
-"""``.git/config`` read as text, and the one rule for "which remote do I sync with".
+"""The one rule for "which remote do I sync with", over git's configuration as git reads it
+(``ctxgit/plumbing/gitconfig.py`` asks git and applies it: ``upstream``).
 
-Every command that talks to a remote or reports on one asks ``upstream`` here:
+Every command that talks to a remote or reports on one asks ``upstream``:
 ``ctx sync``, ``pull``, ``push``, ``status``, the brief's header, auto-sync and
 ``ctx view``. The rule, with no remote named on the command line:
 
@@ -18,48 +19,7 @@ when the upstream is set and names a remote (``Upstream.is_set``).
 
 from __future__ import annotations
 
-import os
-
-from ctx.storage.files import read_text
 from ctxgit.gitfiles.layout import BRANCH
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from ctx.storage.files import StrPath
-
-
-def sections(root: StrPath) -> dict[str, dict[str, str]]:
-    """The sections of ``.git/config`` (``remote.origin``, ``branch.main``) and their keys
-    (lower-case); a missing or unreadable file has none."""
-    try:
-        text = read_text(os.path.join(root, ".git", "config"), errors="replace")
-    except OSError:
-        return {}
-    found: dict[str, dict[str, str]] = {}
-    current: dict[str, str] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("[") and "]" in line:
-            head = line[1:line.index("]")].strip()
-            kind, _, sub = head.partition(" ")
-            name = kind.lower() + ("." + sub.strip().strip('"') if sub else "")
-            current = found.setdefault(name, {})
-            continue
-        if current is not None and "=" in line:
-            key, _, value = line.partition("=")
-            current[key.strip().lower()] = value.strip().strip('"')
-    return found
-
-
-def remote_names(config: dict[str, dict[str, str]]) -> list[str]:
-    return [name[len("remote."):] for name in config if name.startswith("remote.")]
-
-
-def remotes(root: StrPath) -> list[str]:
-    """The remotes of the root's repository, in the order ``.git/config`` declares them."""
-    return remote_names(sections(root))
 
 
 class Upstream:
@@ -90,7 +50,7 @@ ADD_ONE = "add one: `ctx remote add origin URL`, then `ctx sync`"
 
 
 def choose(remotes: list[str], configured: str | None, named: str | None = None) -> Upstream:
-    """The rule itself, over what ``.git/config`` says (see the module's docstring)."""
+    """The rule itself, over what git's configuration says (see the module's docstring)."""
     have = ", ".join(remotes) or "none"
     if named is not None:
         if named in remotes:
@@ -112,10 +72,3 @@ def choose(remotes: list[str], configured: str | None, named: str | None = None)
     return Upstream(None, remotes, None,
                     f"several remotes ({have}) and no upstream: name one; "
                     f"`ctx sync {remotes[0]}` makes {remotes[0]} the upstream")
-
-
-def upstream(root: StrPath, named: str | None = None) -> Upstream:
-    """The remote to sync ``root`` with (``named``: the one given on the command line)."""
-    config = sections(root)
-    configured = config.get(f"branch.{BRANCH}", {}).get("remote") or None
-    return choose(remote_names(config), configured, named)

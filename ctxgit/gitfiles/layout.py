@@ -51,6 +51,7 @@ SYNC_LOG = "ctx/sync.log"           # what auto-sync did
 SYNC_RECORD = "ctx/sync.json"       # how the last sync ended
 MERGE = "ctx/merge.json"            # a merge that waits for a human
 MACHINE = "ctx/machine.json"        # this machine's configuration keys (ctx/features/config.py's MACHINE_FILE)
+GITCONFIG = "ctx/gitconfig"         # git's configuration as git read it, with what it was read from (gitconfig.py)
 SINCE_LAG = "ctx/since-lag"         # writes since the since-log was brought up to HEAD
 VIEW = "ctx/view"                   # where `ctx view` writes its page
 VERIFIED = "ctx/verified"           # store blobs the arrival guard proved, by piece (sync/verified.py)

@@ -46,8 +46,8 @@ from ctx.errors import CtxError
 from ctx.model import STORES, Entry, parse_ts
 from ctx.storage.textlayout import read_entry
 from ctx.view.data import Commit, Sync, Version, ViewData, mark_forced, subject_forced
-from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import BRANCH, tracking_ref
+from ctxgit.plumbing.gitconfig import upstream
 from ctxgit.plumbing.repo import open_repo
 from ctxgit.porcelain.commits import (
     SINGLE_ENTRY_OPS,

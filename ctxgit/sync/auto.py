@@ -150,7 +150,7 @@ def pull_first(root: Path) -> str | None:
     root = Path(root)
     if not enabled(root):
         return None
-    from ctxgit.gitfiles.config import upstream
+    from ctxgit.plumbing.gitconfig import upstream
     chosen = upstream(root)
     if chosen.configured is None:
         return None  # no upstream yet: auto-sync starts after a first `ctx sync` or `ctx clone`

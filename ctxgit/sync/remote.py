@@ -30,10 +30,11 @@ from ctx.context import Context
 from ctx.errors import Conflict, ContextRootError, GitError, InvalidArgument, NotFound
 from ctx.storage.lock import context_lock, wait_for_flock
 from ctxgit.gitfiles import waiting
-from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import BRANCH, state_dir, tracking_ref
 from ctxgit.guard.install import ensure_repo
 from ctxgit.guard.trust import refuse_untrusted
+from ctxgit.plumbing import gitconfig
+from ctxgit.plumbing.gitconfig import upstream
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import existing_repo
 from ctxgit.recorder import recorder_for
@@ -84,6 +85,7 @@ def add_remote(ctx: Context, name: str, url: str) -> None:
         repo.remotes.create(name, _normalise_url(url))
     except (pygit2.GitError, ValueError) as exc:
         raise InvalidArgument(f"cannot add remote {name!r}: {exc}") from None
+    gitconfig.keep(ctx.root)
 
 
 def list_remotes(ctx: Context) -> list[tuple[str, str]]:
@@ -111,7 +113,7 @@ def _normalise_url(url: str) -> str:
 
 def pick_remote(repo: pygit2.Repository, name: str | None) -> pygit2.Remote:
     """The remote ``name``, or with None the one ``ctxgit/gitfiles/config.py``'s rule picks."""
-    chosen = upstream(Path(repo.workdir), name)
+    chosen = upstream(Path(repo.workdir), name, keep=True)
     if chosen.remote is None or chosen.remote not in [name_of(r) for r in repo.remotes]:
         problem = chosen.problem or f"no remote named {chosen.remote!r}"
         raise NotFound(problem) if name is not None else InvalidArgument(problem)
@@ -254,6 +256,7 @@ def _set_upstream(repo: pygit2.Repository, name: str) -> None:
     for key, value in ((f"branch.{BRANCH}.remote", name), (f"branch.{BRANCH}.merge", LOCAL_REF)):
         if key not in config or config[key] != value:
             config[key] = value
+    gitconfig.keep(repo.workdir)
 
 
 @contextmanager
@@ -399,6 +402,7 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     config = existing_repo(root).config
     config[f"branch.{BRANCH}.remote"] = "origin"
     config[f"branch.{BRANCH}.merge"] = LOCAL_REF
+    gitconfig.keep(root)
     return ctx, result
 
 

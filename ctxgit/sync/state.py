@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ctx.errors import CtxError
 from ctxgit.gitfiles import syncrecord, waiting
-from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import SYNC_LOG
 from ctxgit.gitfiles.syncrecord import last
+from ctxgit.plumbing.gitconfig import upstream
 from ctxgit.sync.trigger import auto_sync_on, in_step, tracking_id
 
 LOG_BYTES = 256 * 1024  # the log keeps its newer half past this
@@ -92,7 +92,7 @@ def status(root: Path) -> dict:
     """``ctx status --json``."""
     from ctxgit.plumbing.repo import dirty_paths, open_repo
     root = Path(root)
-    chosen = upstream(root)
+    chosen = upstream(root, keep=True)  # (status loads libgit2 anyway: it keeps git's answer for the reads)
     remote = chosen.remote
     counts = ahead_behind(root, remote) if remote else None
     record_ = last(root) or {}

@@ -1,8 +1,8 @@
 """Auto-sync's trigger: what a write pays for, and nothing more.
 
 After a write the front door calls ``after_write``: a few plain file reads
-(this machine's ``sync-auto``, main's upstream in ``.git/config``, main and
-the remote-tracking ref) and, when main is ahead and no background push runs,
+(this machine's ``sync-auto``, main's upstream as git reads it, kept by
+``ctxgit/plumbing/gitconfig.py``, main and the remote-tracking ref) and, when main is ahead and no background push runs,
 one ``posix_spawn`` of it (``ctxgit/sync/auto.py``). Only ``os`` and
 ``fcntl`` are loaded (``json`` only when the machine's file names sync-auto):
 a write stays a write. ``ctxgit/sync/state.py``
@@ -16,9 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from ctxgit.gitfiles.config import upstream
 from ctxgit.gitfiles.layout import AUTOSYNC_LOCK, MACHINE, SYNC_LOG, tracking_ref
 from ctxgit.gitfiles.refs import head_id, ref_id
+from ctxgit.plumbing.gitconfig import upstream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

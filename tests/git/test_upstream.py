@@ -5,10 +5,12 @@ the view. Zero, one and several remotes, with and without an upstream, and a sta
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
-from ctxgit.gitfiles.config import choose, upstream
+from ctxgit.gitfiles.config import choose
+from ctxgit.plumbing.gitconfig import upstream
 from ctxgit.plumbing.repo import open_repo
 from ctxgit.porcelain.viewdata import sync_state
 from ctxgit.sync import auto, trigger
@@ -53,7 +55,7 @@ def test_a_stale_upstream_says_how_to_fix_it():
 
 def test_config_is_read_as_git_writes_it(tmp_path):
     git = tmp_path / ".git"
-    git.mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (git / "config").write_text('[core]\n\tbare = false\n[remote "alpha"]\n\turl = /a\n'
                                 '[remote "be ta"]\n\turl = /b\n; a comment\n[branch "main"]\n'
                                 '\tremote = be ta\n\tmerge = refs/heads/main\n')

@@ -228,7 +228,7 @@ def before_reading(context: Context) -> tuple[list[str], str | None]:
         if flag("CTX_NO_GIT") or not os.path.isdir(os.path.join(root, ".git")):
             return [], None
         from ctxgit.gitfiles import waiting
-        from ctxgit.gitfiles.config import upstream
+        from ctxgit.plumbing.gitconfig import upstream
         chosen = upstream(root)
         if waiting.read(root) is None and not chosen.remotes and not chosen.stale:
             return [], None  # no remote, no merge waiting: nothing to pull or to show (plain file reads)

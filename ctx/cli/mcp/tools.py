@@ -206,7 +206,7 @@ def tools(with_remote: bool = True) -> list[Tool]:
 
 def has_remote(root) -> bool:
     """Whether the context's repository names a remote (read from .git/config)."""
-    from ctxgit.gitfiles.config import remotes
+    from ctxgit.plumbing.gitconfig import remotes
     return bool(remotes(root))
 
 
