@@ -200,11 +200,13 @@ def test_structured_content_is_always_an_object():
 
 def test_has_remote_reads_the_repository_config(tmp_path):
     assert not has_remote(tmp_path)
-    (tmp_path / ".git").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".git" / "config").write_text('[core]\n\tbare = false\n')
     assert not has_remote(tmp_path)
-    (tmp_path / ".git" / "config").write_text('[core]\n[remote "origin"]\n\turl = /x\n')
+    (tmp_path / ".git" / "config").write_text('[core]\n[remote "origin"]\n\turl = /x # a comment\n')
     assert has_remote(tmp_path)
+    (tmp_path / ".git" / "config").write_text('[core\n')  # git refuses it: no remote to offer
+    assert not has_remote(tmp_path)
 
 
 def test_mcp_is_a_row_of_the_table_with_its_author_option():

@@ -205,9 +205,14 @@ def tools(with_remote: bool = True) -> list[Tool]:
 
 
 def has_remote(root) -> bool:
-    """Whether the context's repository names a remote (read from .git/config)."""
+    """Whether the context's repository names a remote, as git reads its configuration
+    (one git refuses names none: the tools that reach a remote are not offered)."""
+    from ctx.errors import CtxError
     from ctxgit.plumbing.gitconfig import remotes
-    return bool(remotes(root))
+    try:
+        return bool(remotes(root))
+    except CtxError:
+        return False
 
 
 def structured(payload: Any) -> dict[str, Any]:
