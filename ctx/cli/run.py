@@ -202,7 +202,8 @@ def after_write(run: Run) -> None:
     machine turned it on (a file read when off); then, every few writes
     (``ctxgit/porcelain/sincelag.py``), the history log that "since your last session"
     reads is brought up to HEAD (``ctx start`` writes nothing, so it reads every commit
-    past the log each time). Never fails the write."""
+    past the log each time); and git's configuration is kept for the reads when it
+    changed (``ctxgit/plumbing/gitconfig.py``). Never fails the write."""
     if flag("CTX_NO_GIT"):
         return
     authored = {context.where for context in run.contexts if context.author}
@@ -216,7 +217,7 @@ def after_write(run: Run) -> None:
         except OSError:
             pass
         from ctxgit.plumbing import gitconfig
-        gitconfig.keep(root)  # git's configuration for the reads, when it changed (never libgit2 here)
+        gitconfig.keep(root)
         if root in authored:  # only an author has a last session to tell news from
             from ctxgit.porcelain import sincelag
             sincelag.keep(root)
