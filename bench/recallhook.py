@@ -44,7 +44,7 @@ import failureset
 
 from ctx import failure_recall
 from ctx.context import Context
-from ctx.failure_recall import Failure, scored
+from ctx.failure_recall import Failure, both_scores
 from ctx.meaning import model as meaning_model
 from ctxgit.gitfiles.layout import state_dir
 
@@ -73,7 +73,8 @@ def candidates(ctx: Context, items: list, embedder) -> list[tuple[str | None, li
     """For each failure: the fix it wants, and its best entries with both scores."""
     out = []
     for command, error, key in items:
-        found, _ = scored(ctx, Failure(command, error), embedder)
+        # the model's own scores even before GATES lists it (``scored`` would fall back to words)
+        found = both_scores(ctx, Failure(command, error), embedder)
         out.append((key, [(r.key, whole, alone) for r, whole, alone in found]))
     return out
 

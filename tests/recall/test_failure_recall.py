@@ -50,9 +50,12 @@ def test_held_out_by_words_alone(failure_root):
 
 def test_held_out_with_the_model(failure_root, embedder):
     ctx = Context(root=failure_root, state_of=state_dir)
+    from ctx.failure_recall import GATES, scored
     from ctx.meaning.rank import search
     from ctx.results import Filters
     search(ctx, "vectors", Filters(), 1, embedder)  # the vectors kept, as a search by meaning makes them
+    # the model's own gate decides, not words alone (a model GATES lacks would fall back to them)
+    assert scored(ctx, Failure("terraform plan", "Error acquiring the state lock"), embedder)[1] == GATES[embedder.name]
     found, wrong = shares(ctx, embedder)
     assert found >= 0.8 and wrong <= 0.1, (found, wrong)
 
