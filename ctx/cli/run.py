@@ -61,6 +61,12 @@ class Run:
         one place the front door reads it (tests/cli/test_stdin.py)."""
         return stdin_text(sys.stdin.buffer.read())
 
+    def hook_stdin(self) -> bytes | None:
+        """A harness hook's input on stdin, bounded in size and time (``hookinput.py``);
+        None when there is none to read."""
+        from ctx.cli.hookinput import read_raw
+        return read_raw()
+
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
         from ctx.context import Context
@@ -117,6 +123,9 @@ class CapturingRun(Run):
 
     def stdin(self) -> str:
         return self.given
+
+    def hook_stdin(self) -> bytes | None:
+        return self.given.encode("utf-8")
 
 
 def stdin_text(raw: bytes) -> str:

@@ -19,6 +19,7 @@ from ctx.cli.params import (
     FILTERS,
     FLAG,
     FORCE,
+    HOOK_HARNESSES,
     INT,
     JSON,
     KEY,
@@ -77,7 +78,11 @@ machine). None: the whole payload.
                 Opt("output_format", "--format", choices=("text", "hook"), default="text", cli_only=True,
                     help="hook: the payload as a session-start hook's JSON, {\"hookSpecificOutput\": "
                          "{\"hookEventName\": \"SessionStart\", \"additionalContext\": PAYLOAD}} (what "
-                         "Gemini CLI hands the model; Claude Code reads it too).")), reads=True, fast=True, tool=True),
+                         "Gemini CLI hands the model; Claude Code reads it too)."),
+                Opt("harness", "--harness", choices=HOOK_HARNESSES, metavar="NAME", cli_only=True,
+                    help="Run by NAME's SessionStart hook (claude-code, codex, gemini): read the hook's JSON "
+                         "on stdin and note the session's start on this machine (.git/ctx/sessions.json, "
+                         "never committed), for `ctx event stop`.")), reads=True, fast=True, tool=True),
     Command("brief", "entries:brief", "The one-screen brief (§5.2).",
             "Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes.", """\
 Example:
@@ -224,10 +229,11 @@ Example:
 def served() -> tuple[Command, ...]:
     """Every command but ``ctx mcp``, in the order ``ctx --help`` lists them: what an MCP
     server may offer (``table.commands()`` is these and ``ctx mcp``)."""
+    from ctx.cli.table_events import EVENTS
     from ctx.cli.table_features import FEATURES
     from ctx.cli.table_git import GIT
     from ctx.cli.table_letters import LETTERS
-    return ENTRIES + LETTERS + GIT + FEATURES
+    return ENTRIES + LETTERS + GIT + FEATURES + EVENTS
 
 
 def fast_commands() -> dict[str, Command]:
@@ -243,6 +249,9 @@ def fast_command(name: str) -> Command | None:
     for command in ENTRIES:
         if command.name == name:
             return command if command.fast else None
+    if name.startswith("event "):  # a harness's hook (``table_events.py``): no other table loaded
+        from ctx.cli.table_events import EVENTS
+        return next((c for c in EVENTS if c.name == name and c.fast), None)
     return fast_commands().get(name)
 
 

@@ -90,6 +90,11 @@ Examples:
 Keys of the context (kept in <root>/config.json; a change is one commit):
   enforce-stores   true|false, default false: an agent (CTX_AUTHOR set)
                    may write the operator store only with --source operator
+  handover-on-stop true|false, default true: the Stop hook of `ctx wire`
+                   asks a session that wrote to the context once for its
+                   summary (ctx event stop)
+  keep-compaction  true|false, default true: the compaction hook keeps a
+                   harness's compaction summary as an agent entry
 Keys of this machine (kept in .git/ctx/machine.json; never synced):
   start-max-chars  characters, default 0 (none): the budget of ctx start
                    when no option or context window sets one

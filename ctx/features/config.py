@@ -15,6 +15,12 @@ Keys:
   ``operator`` store only to record the operator's words, with source
   ``operator``. The rule is the core's (``ctx/policy.py``); this module keeps the setting.
   It protects the operator: an agent may read it, never change it (``Conflict``, exit 4).
+- ``handover-on-stop`` (context; ``true``/``false``, default ``true``): the Stop hook
+  ``ctx wire`` writes (``ctx event stop``) blocks a session's stop once, asking for its
+  summary, when it wrote to the context and wrote no summary (``ctx/handover.py``).
+- ``keep-compaction`` (context; ``true``/``false``, default ``true``): ``ctx event
+  compact`` keeps the ``<summary>`` part of a harness's compaction as an agent entry
+  (``ctx/compaction.py``).
 - ``start-max-chars`` (machine; a number of characters, default 0: none):
   the budget of ``ctx start`` when neither the option nor the agent
   runtime's context window sets one.
@@ -98,6 +104,12 @@ KEYS: dict[str, Key] = {
     "enforce-stores": Key("enforce-stores", False, _boolean, lambda v: isinstance(v, bool),
                           "true|false: an agent writes the operator store only with "
                           "source operator (§3.1)", protects=True),
+    "handover-on-stop": Key("handover-on-stop", True, _boolean, lambda v: isinstance(v, bool),
+                            "true|false: a session that wrote to the context and no summary is asked "
+                            "once, at its stop, to write one (ctx event stop)"),
+    "keep-compaction": Key("keep-compaction", True, _boolean, lambda v: isinstance(v, bool),
+                           "true|false: what a harness's compaction wrote is kept as an agent entry, "
+                           "shown at the next start when no summary follows (ctx event compact)"),
     "start-max-chars": Key("start-max-chars", 0, _count,
                            lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                            "characters, 0 for none: this machine's budget for ctx start", machine=True),

@@ -49,12 +49,15 @@ def budget(context: Context, max_chars: int | None, max_tokens: int | None) -> i
 
 
 def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: int | None,
-          output_format: str = "text") -> None:
+          output_format: str = "text", harness: str | None = None) -> None:
     from ctx.cli.commands.sync import before_reading
     from ctx.cli.exits import error_line
     from ctx.errors import CtxError
     from ctx.start import start_payload
     context = run.context(cache="read")  # writes nothing, not even the index
+    if harness is not None:  # a SessionStart hook: this machine notes the session's start
+        from ctx.cli.commands.events import note_start
+        note_start(run, context, harness)
     notices, sync_state = before_reading(context)  # auto-sync pulls first (when on)
     try:
         limit = budget(context, max_chars, max_tokens)
