@@ -20,8 +20,6 @@ part, and so does ctx. It is kept as an entry of its own kind, not as a §7 summ
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctx.context import Context
@@ -39,6 +37,7 @@ def summary_part(text: str) -> str | None:
     less every ``<analysis>`` block. None when nothing is left."""
     if not isinstance(text, str) or len(text) > INPUT_BOUND:
         return None
+    import re  # (here: ctx start imports this module, and loads no re)
     found = re.findall(r"<summary>(.*?)(?:</summary>|\Z)", text, re.S)
     kept = found[-1] if found else re.sub(r"<analysis>.*?(?:</analysis>|\Z)", "", text, flags=re.S)
     kept = kept.strip()

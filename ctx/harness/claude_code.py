@@ -9,6 +9,10 @@
   "SessionStart hook additional context: ..."), and both are cut alike past 10,000
   characters (a file and a 2 KB preview instead), while plain text reads the same to a
   person running the command and cannot be broken by a stray line on stdout.
+- The moments (``ctx event``): Stop (block once with a reason: the agent goes on, the
+  reason in its next request; the next Stop carries ``stop_hook_active``), SessionEnd
+  (``reason``), PostCompact (``compact_summary``: the compaction's whole reply). Its
+  SessionStart hook has no matcher, so ``source: compact`` runs ``ctx start`` again.
 - MCP: the user scope, top-level ``mcpServers`` of ``~/.claude.json`` (the project scope
   with ``--project``: ``./.mcp.json``); its entries carry ``"type": "stdio"``.
 """
@@ -19,10 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
-from ctx.harness.edit import with_hook
-from ctx.harness.texts import hook_command
+from ctx.harness.edit import HOOK_MARK, with_hooks
+from ctx.harness.texts import EVENT_MARKS, MOMENT_NOTES, event_command, hook_command
 
 HOOK_TIMEOUT = 15  # seconds (Claude Code's unit); `ctx start` takes well under one
+# Claude Code's events ctx runs at besides SessionStart: (event, `ctx event` word, timeout in seconds).
+# SessionEnd's hooks get 1.5 s unless their timeout says more; `ctx event end` only spawns the push.
+MOMENTS = (("Stop", "stop", 10), ("SessionEnd", "end", 5), ("PostCompact", "compact", 15))
 
 
 class ClaudeCode(Harness):
@@ -39,13 +46,23 @@ class ClaudeCode(Harness):
 
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
-        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under)
+        command = hook_command(wiring.root, wiring.program, self.budget.chars, only_under=wiring.only_under,
+                               harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}
 
+    def moments(self, wiring: Wiring) -> list[tuple[str, dict[str, Any], str]]:
+        """The hooks besides the start: (event, hook, mark)."""
+        def one(event: str, timeout: int) -> dict[str, Any]:
+            command = event_command(wiring.root, wiring.program, event, self.name, only_under=wiring.only_under)
+            return {"type": "command", "command": command, "timeout": timeout}
+        return [(name, one(event, timeout), EVENT_MARKS[event]) for name, event, timeout in MOMENTS]
+
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
-        hook = self.hook(wiring)
-        edit = Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook))
-        return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)"]
+        wanted = [("SessionStart", self.hook(wiring), HOOK_MARK), *self.moments(wiring)]
+        edit = Edit(self.settings_path(wiring.project), lambda before: with_hooks(before or "", wanted))
+        return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)",
+                        "SessionStart runs after a compaction too (source compact): the start payload follows it",
+                        *(MOMENT_NOTES[event] for _, event, _ in MOMENTS)]
 
     mcp_help = '~/.claude.json "mcpServers" (user scope; ./.mcp.json with --project)'
     server_env = "Claude Code starts a stdio server with its own environment and the entry's env"

@@ -3,6 +3,10 @@
 - Start: the pointer in ``$CODEX_HOME/AGENTS.md`` (default ``~/.codex``), the instructions
   Codex gives the model in every session; ``AGENTS.override.md`` beside it, when present,
   is read instead.
+- Hooks: ``$CODEX_HOME/hooks.json`` (Claude Code's shape; timeouts in seconds):
+  SessionStart (``source`` startup, resume, clear, compact) prints the start payload as
+  the hook JSON Codex requires; Stop (block once, ``stop_hook_active`` after);
+  SessionEnd (at most 3 s). Each runs only once the user trusts it (``TRUST_STEPS``).
 - MCP: ``[mcp_servers.ctx]`` in ``$CODEX_HOME/config.toml`` (``./.codex/config.toml`` with
   ``--project``: Codex reads it only in a project it trusts), edited as text
   (``tomledit``). Codex sends a session's first request without waiting for an MCP server
@@ -13,10 +17,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
-from ctx.harness.edit import with_block
-from ctx.harness.texts import pointer
+from ctx.harness.edit import HOOK_MARK, with_block, with_hooks
+from ctx.harness.texts import EVENT_MARKS, MOMENT_NOTES, event_command, hook_command, pointer
+
+HOOK_TIMEOUT = 15  # seconds (Codex's unit)
+# Codex's events ctx runs at besides SessionStart: (event, `ctx event` word, timeout in seconds);
+# Codex caps a SessionEnd hook at 3 s. Its PostCompact carries the trigger only: not wired.
+MOMENTS = (("Stop", "stop", 10), ("SessionEnd", "end", 3))
+# Codex skips a hook it was not told to trust, without a word in `codex exec`: the pointer stays
+# for such sessions, and says when its first step is done already.
+HOOKED = ("When the start payload is in your context already (ctx's SessionStart hook puts it\n"
+          "there), that first step is done: do not run ctx start again.\n")
+TRUST_STEPS = ("Codex runs a new or changed hook only once you trust it: start `codex`, type /hooks, review "
+               "ctx's hooks in {hooks} (SessionStart, Stop, SessionEnd) and trust each; trust is kept per hook "
+               "definition, so do it again after a `ctx wire codex` that changed one. Until then Codex skips "
+               "them silently and the AGENTS.md pointer does the start; a one-off `codex exec "
+               "--dangerously-bypass-hook-trust` runs them untrusted")
 
 
 def codex_home() -> Path:
@@ -31,17 +50,36 @@ class Codex(Harness):
 
     budget = Budget(8000, "Codex cuts what a command prints for the model (10 KB and 256 lines in its first CLI, "
                           "10,000 tokens per tool output since): 8,000 keeps clear")
-    start_help = "$CODEX_HOME/AGENTS.md (default ~/.codex): the pointer"
+    start_help = ("$CODEX_HOME/AGENTS.md (default ~/.codex): the pointer; and in $CODEX_HOME/hooks.json a "
+                  "SessionStart hook printing ctx start as the JSON Codex reads, Stop and SessionEnd hooks")
+
+    def hooks(self, wiring: Wiring) -> list[tuple[str, dict[str, Any], str]]:
+        """hooks.json's entries: (event, hook, mark); timeouts in seconds."""
+        assert self.budget is not None
+        start = hook_command(wiring.root, wiring.program, self.budget.chars, agent=wiring.agent, as_json=True,
+                             harness=self.name)
+        wanted = [("SessionStart", {"type": "command", "command": start, "timeout": HOOK_TIMEOUT}, HOOK_MARK)]
+        for name, event, timeout in MOMENTS:
+            command = event_command(wiring.root, wiring.program, event, self.name, agent=wiring.agent)
+            wanted.append((name, {"type": "command", "command": command, "timeout": timeout}, EVENT_MARKS[event]))
+        return wanted
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
         path = codex_home() / "AGENTS.md"
-        block = pointer(wiring.root, wiring.agent, self.budget.chars)
+        block = pointer(wiring.root, wiring.agent, self.budget.chars, HOOKED)
         notes = []
         override = path.parent / "AGENTS.override.md"
         if override.exists():
             notes.append(f"{override} exists: Codex reads it instead of AGENTS.md; move the ctx block there")
-        return [Edit(path, lambda before: (with_block(before or "", block), []))], notes
+        wanted = self.hooks(wiring)
+        hooks_file = codex_home() / "hooks.json"
+        notes += [TRUST_STEPS.format(hooks=hooks_file),
+                  "SessionStart runs after a compaction too (source compact): the start payload follows it",
+                  *(MOMENT_NOTES[event] for _, event, _ in MOMENTS),
+                  "Codex's PostCompact sends no summary: nothing of a compaction is kept"]
+        return [Edit(path, lambda before: (with_block(before or "", block), [])),
+                Edit(hooks_file, lambda before: with_hooks(before or "", wanted))], notes
 
     mcp_help = "$CODEX_HOME/config.toml (default ~/.codex; ./.codex with --project): [mcp_servers.ctx]"
     server_env = ("Codex gives a stdio server only a few variables of its own (HOME, PATH, USER, LANG, "

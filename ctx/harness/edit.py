@@ -2,8 +2,9 @@
 and everything else is kept:
 
 - Markdown: one block between ``<!-- ctx:begin -->`` and ``<!-- ctx:end -->``;
-- JSON settings (Claude Code, Gemini CLI): one SessionStart hook whose command ends with
-  the comment ``# ctx:session-start``; one ``mcpServers.ctx`` entry. JSON files are parsed
+- JSON settings (Claude Code, Codex CLI's hooks.json, Gemini CLI): one hook of each event
+  ctx wires, found by the comment its command ends with (``# ctx:session-start``,
+  ``# ctx:stop``...: ``texts.py``); one ``mcpServers.ctx`` entry. JSON files are parsed
   and written back with their own indentation, and an entry already as ctx would write it
   leaves the file byte for byte.
 """
@@ -74,16 +75,33 @@ def _dump(text: str, data: dict[str, Any]) -> str:
 
 def with_hook(text: str, hook: dict[str, Any]) -> tuple[str, list[str]]:
     """JSON settings with ctx's one SessionStart hook (``hook["command"]`` holds ``HOOK_MARK``);
-    other content kept. The shape Claude Code and Gemini CLI share:
+    other content kept. The shape Claude Code, Codex CLI and Gemini CLI share:
     ``{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command", "timeout"}]}]}}``."""
+    return with_hooks(text, [("SessionStart", hook, HOOK_MARK)])
+
+
+def with_hooks(text: str, wanted: list[tuple[str, dict[str, Any], str]]) -> tuple[str, list[str]]:
+    """JSON settings with ctx's hooks: for each (event, hook, mark), the one hook of that event
+    whose command holds ``mark`` replaced by ``hook``, or added in a group of its own (a
+    ``"matcher"`` in ``hook`` goes on that group); other content kept."""
     notes: list[str] = []
     data = json_object(text)
     original = copy.deepcopy(data)
     hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):
-        raise InvalidArgument("'hooks' or 'hooks.SessionStart' has an unexpected shape; "
-                              "ctx will not change it")
-    groups = hooks["SessionStart"]
+    if not isinstance(hooks, dict):
+        raise InvalidArgument("'hooks' has an unexpected shape; ctx will not change it")
+    for event, hook, mark in wanted:
+        _with_one(hooks, event, dict(hook), mark, notes)
+    if text.strip() and data == original:
+        return text, notes  # already wired: the file stays byte for byte
+    return _dump(text, data), notes
+
+
+def _with_one(hooks: dict[str, Any], event: str, hook: dict[str, Any], mark: str, notes: list[str]) -> None:
+    if not isinstance(hooks.setdefault(event, []), list):
+        raise InvalidArgument(f"'hooks.{event}' has an unexpected shape; ctx will not change it")
+    matcher = hook.pop("matcher", None)
+    groups = hooks[event]
     found = False
     for group in groups:
         entries = group.get("hooks") if isinstance(group, dict) else None
@@ -91,17 +109,16 @@ def with_hook(text: str, hook: dict[str, Any]) -> tuple[str, list[str]]:
             continue
         for i, entry in enumerate(entries):
             cmd = entry.get("command", "") if isinstance(entry, dict) else ""
-            if isinstance(cmd, str) and HOOK_MARK in cmd:
+            if isinstance(cmd, str) and mark in cmd:
                 if not found:
                     entries[i] = hook
+                    if matcher is not None:
+                        group["matcher"] = matcher
                 found = True
-            elif isinstance(cmd, str) and re.search(r"\bctx start\b|/ctx start\b", cmd):
+            elif event == "SessionStart" and isinstance(cmd, str) and re.search(r"\bctx start\b|/ctx start\b", cmd):
                 notes.append(f"another SessionStart hook already runs ctx start: {cmd!r}")
     if not found:
-        groups.append({"hooks": [hook]})
-    if text.strip() and data == original:
-        return text, notes  # already wired: the file stays byte for byte
-    return _dump(text, data), notes
+        groups.append({"matcher": matcher, "hooks": [hook]} if matcher is not None else {"hooks": [hook]})
 
 
 def with_json_server(text: str, entry: dict[str, Any]) -> str:

@@ -12,6 +12,9 @@
   the hook is the one way a session starts from ctx there. Beside it, the pointer in
   ``~/.gemini/GEMINI.md`` (``./GEMINI.md`` with ``--project``), for sessions where the
   hook cannot run.
+- The moments (``ctx event``): AfterAgent is its Stop, SessionEnd fires at exit; there is
+  no event after a compression (PreCompress only, before it, with nothing to keep), so
+  the pointer says to run ``ctx start`` again by hand.
 - MCP: ``mcpServers`` in the same ``settings.json``; ``"trust": true`` (``--trust``)
   lets the model call ctx's tools without asking the user each time. Gemini waits for
   its MCP servers before the first request.
@@ -23,10 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
-from ctx.harness.edit import with_block, with_hook
-from ctx.harness.texts import hook_command, pointer
+from ctx.harness.edit import HOOK_MARK, with_block, with_hooks
+from ctx.harness.texts import EVENT_MARKS, MOMENT_NOTES, after_compression, event_command, hook_command, pointer
 
 HOOK_TIMEOUT_MS = 15000  # Gemini CLI's hook timeout is in milliseconds (its default: 60,000)
+# Gemini CLI's events ctx runs at besides SessionStart: (event, `ctx event` word, timeout in ms).
+# AfterAgent is its Stop (a "deny"/"block" decision's reason goes back as a new prompt, once:
+# the next carries stop_hook_active); it does not wait for SessionEnd's hooks.
+MOMENTS = (("AfterAgent", "stop", 10000), ("SessionEnd", "end", 5000))
 TRUST_NOTE = ('"trust": true: Gemini CLI runs ctx\'s tools (writes included) without asking you '
               "to confirm each call")
 
@@ -47,15 +54,27 @@ class Gemini(Harness):
     def hook(self, wiring: Wiring) -> dict[str, Any]:
         assert self.budget is not None
         command = hook_command(wiring.root, wiring.program, self.budget.chars, agent=wiring.agent, as_json=True,
-                               only_under=wiring.only_under)
+                               only_under=wiring.only_under, harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}
+
+    def moments(self, wiring: Wiring) -> list[tuple[str, dict[str, Any], str]]:
+        """The hooks besides the start: (event, hook, mark)."""
+        def one(event: str, timeout: int) -> dict[str, Any]:
+            command = event_command(wiring.root, wiring.program, event, self.name, agent=wiring.agent,
+                                    only_under=wiring.only_under)
+            return {"type": "command", "command": command, "timeout": timeout}
+        return [(name, one(event, timeout), EVENT_MARKS[event]) for name, event, timeout in MOMENTS]
 
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
-        hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget.chars)
+        wanted = [("SessionStart", self.hook(wiring), HOOK_MARK), *self.moments(wiring)]
+        block = pointer(wiring.root, wiring.agent, self.budget.chars, after_compression(self.budget.chars))
         context_file = Path.cwd() / "GEMINI.md" if wiring.project else home() / ".gemini" / "GEMINI.md"
-        return [Edit(self.settings_path(wiring.project), lambda before: with_hook(before or "", hook)),
-                Edit(context_file, lambda before: (with_block(before or "", block), []))], []
+        notes = [*(MOMENT_NOTES[event] for _, event, _ in MOMENTS),
+                 "Gemini CLI has no hook after it compresses a conversation: the pointer in "
+                 f"{context_file.name} tells the model to run ctx start again, and nothing keeps the compression"]
+        return [Edit(self.settings_path(wiring.project), lambda before: with_hooks(before or "", wanted)),
+                Edit(context_file, lambda before: (with_block(before or "", block), []))], notes
 
     mcp_help = '~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)'
     server_env = ("Gemini CLI withholds from a stdio server every variable of its own whose name holds "
