@@ -46,10 +46,14 @@ def note_start(run: Run, context: Context, harness: str) -> None:
         hook = _hook(run)
         if hook is None or hook.session_id is None or not os.path.isdir(os.path.join(context.where, ".git")):
             return
+        import math
         import time
 
         from ctx import handover
-        handover.note_start(_notes(context), hook.session_id, int(time.time()), harness, context.author)
+        # commit times are whole seconds: one in the second the session started may be from just
+        # before it, and a session that changed nothing is never asked (test_a_write_just_before_
+        # the_start_is_not_the_sessions); a session's own first write comes seconds later
+        handover.note_start(_notes(context), hook.session_id, math.ceil(time.time()), harness, context.author)
     except Exception as error:  # the payload is printed all the same
         _quiet(run, "start", error)
 
