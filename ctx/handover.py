@@ -1,7 +1,8 @@
 """The handover at a session's end (the spec's sixth principle, "hand over in writing";
 §7's summary), decided from what a harness's hooks say and what this machine noted.
 
-- This machine's notes of the sessions its harnesses' hooks started: one small JSON file
+- This machine's notes of the sessions its harnesses' hooks started (when, and the commit
+  the context was at): one small JSON file
   in the state folder (the front door names it: ``ctxgit/gitfiles/layout.py``'s
   ``SESSIONS``), never committed, never synced, bounded (the newest ``KEPT`` sessions).
   ``ctx start --harness NAME`` notes a session's start (the earliest, so a compaction's or
@@ -112,13 +113,24 @@ def _change(path: StrPath, session: str, change: Any) -> bool:
         os.close(fd)
 
 
-def note_start(path: StrPath, session: str, when: int, harness: str, author: str | None) -> bool:
-    """Note that ``session`` started at ``when`` (seconds); a session noted already keeps its
-    first start (a compaction's or a resume's SessionStart is the same session)."""
+def head_at_start(notes: dict[str, dict[str, Any]], session: str) -> str | None:
+    """The commit the context was at when ``session`` started (None: not noted)."""
+    note = notes.get(session)
+    head = note.get("head") if note else None
+    return head if isinstance(head, str) and len(head) == 40 and all(c in "0123456789abcdef" for c in head) \
+        else None
+
+
+def note_start(path: StrPath, session: str, when: int, harness: str, author: str | None,
+               head: str | None = None) -> bool:
+    """Note that ``session`` started at ``when`` (seconds), the context at commit ``head``; a
+    session noted already keeps its first start (a compaction's or a resume's SessionStart
+    is the same session)."""
     def change(notes: dict[str, dict[str, Any]]) -> bool:
         if session in notes:
             return False
-        notes[session] = {"started": int(when), "harness": harness, "author": author, "asked": False}
+        notes[session] = {"started": int(when), "head": head, "harness": harness, "author": author,
+                          "asked": False}
         return True
     return _change(path, session, change)
 

@@ -77,18 +77,19 @@ def _count(found: Written, name: str | None, author: str, message: str) -> None:
         found.wrote = True
 
 
-def written_since(root: StrPath, since: int, author: str | None) -> Written:
+def written_since(root: StrPath, since: int, author: str | None, after: str | None = None) -> Written:
     """What ``author`` (the name its commits carry; None: anyone) committed at or after
-    ``since`` (seconds)."""
+    ``since`` (seconds), and after the commit ``after`` (HEAD when the session began: the
+    walk stops there, so a commit of the same second from before is not counted)."""
     found = Written()
     current = head_id(root)
     git = os.path.join(root, ".git")
     for _ in range(STEPS):
-        if current is None:
+        if current is None or current == after:
             return found
         read = objects.read(git, current)
         if read is None or read[0] != b"commit":
-            return _walk(root, current, since, author, found)
+            return _walk(root, current, since, author, found, after)
         fields = _fields(read[1])
         if fields is None:
             return found
@@ -100,7 +101,8 @@ def written_since(root: StrPath, since: int, author: str | None) -> Written:
     return found
 
 
-def _walk(root: StrPath, start: str, since: int, author: str | None, found: Written) -> Written:
+def _walk(root: StrPath, start: str, since: int, author: str | None, found: Written,
+          after: str | None) -> Written:
     """The rest with pygit2, newest first, from ``start`` (a packed commit)."""
     from pathlib import Path
 
@@ -116,7 +118,7 @@ def _walk(root: StrPath, start: str, since: int, author: str | None, found: Writ
         walker = repo.walk(pygit2.Oid(hex=start), SortMode.TIME)
         walker.simplify_first_parent()
         for steps, commit in enumerate(walker):
-            if commit.commit_time < since or steps >= STEPS:
+            if commit.commit_time < since or steps >= STEPS or str(commit.id) == after:
                 break
             _count(found, author, commit.author.name, commit.message)
     except (GitError, pygit2.GitError, ValueError, KeyError, OSError):

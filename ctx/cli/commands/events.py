@@ -46,14 +46,15 @@ def note_start(run: Run, context: Context, harness: str) -> None:
         hook = _hook(run)
         if hook is None or hook.session_id is None or not os.path.isdir(os.path.join(context.where, ".git")):
             return
-        import math
         import time
 
         from ctx import handover
-        # commit times are whole seconds: one in the second the session started may be from just
-        # before it, and a session that changed nothing is never asked (test_a_write_just_before_
-        # the_start_is_not_the_sessions); a session's own first write comes seconds later
-        handover.note_start(_notes(context), hook.session_id, math.ceil(time.time()), harness, context.author)
+        from ctxgit.gitfiles.refs import head_id
+        # the commit HEAD is at: the session's writes are the commits after it (commit times are
+        # whole seconds, and one made in the second the session began may be from before it:
+        # test_a_write_just_before_the_start_is_not_the_sessions)
+        handover.note_start(_notes(context), hook.session_id, int(time.time()), harness, context.author,
+                            head=head_id(context.where))
     except Exception as error:  # the payload is printed all the same
         _quiet(run, "start", error)
 
@@ -81,7 +82,8 @@ def stop(run: Run, harness: str) -> int:
         if not _setting(context, "handover-on-stop"):
             return 0
         from ctxgit.porcelain.authored import written_since
-        written = written_since(context.where, began, _author_name(context))
+        written = written_since(context.where, began, _author_name(context),
+                                after=handover.head_at_start(notes, hook.session_id))
         reason = handover.ask_reason(enabled=True, hook_active=False, already_asked=False,
                                      wrote=written.wrote, summarized=written.summarized)
         if reason is None:
