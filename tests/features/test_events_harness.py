@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +47,8 @@ def _stream(blocks: list[dict], stop: str, input_tokens: int = 10) -> bytes:
     """One streamed reply; each its own message id (Claude Code folds replies of one id into one
     turn, and compacts only a history of enough turns)."""
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
-        "id": f"msg_ctx_{next(_ids)}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+        "id": f"msg_ctx_{next(_ids)}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})]
     for i, block in enumerate(blocks):
         if block["type"] == "tool_use":
