@@ -59,37 +59,36 @@ def note_start(run: Run, context: Context, harness: str) -> None:
         _quiet(run, "start", error)
 
 
-def _author_name(context: Context) -> str | None:
-    """The name this session's commits carry (None: CTX_AUTHOR unset, anyone's count)."""
-    if not context.author:
-        return None
-    from ctxgit.gitfiles.identity import author_identity
-    return author_identity(context.author)[0]
-
-
 def stop(run: Run, harness: str) -> int:
+    """The stop's handover. It reads the root's files directly, no ``Context`` (a stop that
+    is let through pays for a start-up and a few file reads: bench/stophook.py)."""
     try:
         hook = _hook(run)
         if hook is None or hook.session_id is None or hook.stop_hook_active:
             return 0
-        context = run.context(cache="read")
-        from ctx import handover
-        notes_path = _notes(context)
+        from ctx import handover, settings
+        from ctxgit.gitfiles.layout import SESSIONS, path, state_dir
+        root = settings.home()
+        notes_path = path(root, SESSIONS)
         notes = handover.read_notes(notes_path)
         began = handover.started(notes, hook.session_id)
         if began is None or handover.asked(notes, hook.session_id):
             return 0  # a session this machine did not see start: which writes were its own is unknown
-        if not _setting(context, "handover-on-stop"):
+        from ctx.features.config import get_value
+        if get_value(root, "handover-on-stop", state_dir(root)) is not True:
             return 0
+        from ctx.model import validate_author
+        author = validate_author(settings.author())
+        from ctxgit.gitfiles.identity import author_identity
         from ctxgit.porcelain.authored import written_since
-        written = written_since(context.where, began, _author_name(context),
+        written = written_since(root, began, author_identity(author)[0] if author else None,
                                 after=handover.head_at_start(notes, hook.session_id))
         reason = handover.ask_reason(enabled=True, hook_active=False, already_asked=False,
                                      wrote=written.wrote, summarized=written.summarized)
         if reason is None:
             return 0
         import time
-        if not handover.note_asked(notes_path, hook.session_id, int(time.time()), harness, context.author):
+        if not handover.note_asked(notes_path, hook.session_id, int(time.time()), harness, author):
             return 0  # asked already (or the note could not be kept: never ask without it)
         import json
         run.out(json.dumps({"decision": "block", "reason": reason}))
