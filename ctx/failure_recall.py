@@ -104,7 +104,8 @@ def _vectors_ready(ctx: Context, embedder: Embedder) -> bool:
 
 def _search(ctx: Context, text: str, limit: int, embedder: Embedder | None) -> list[tuple[Result, float]]:
     """``search --semantic``'s ranking; words alone without a model, read from the words table
-    only (rank.search would read every entry's text to order them: ~0.3 s at 10,000)."""
+    only (rank.search would read every entry's text to order them, past the budget on 10,000:
+    bench/recallhook.py)."""
     from ctx.meaning.rank import search
     if embedder is not None:
         return search(ctx, text, Filters(), limit, embedder)

@@ -36,7 +36,7 @@ def log_path(state: StrPath | None) -> str | None:
 
 def _string(text: str) -> str:
     """``text`` as a JSON string. By hand: ``ctx start`` writes a record, and the json module
-    (with re, enum, functools) costs every start ~8 ms (tests/cli/test_fastcli.py,
+    (with re, enum, functools) would load on every start (tests/cli/test_fastcli.py,
     test_the_reads_load_neither_re_nor_pathlib); what ``read`` parses back is JSON."""
     out = []
     for ch in text:

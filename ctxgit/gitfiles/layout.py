@@ -56,6 +56,8 @@ VIEW = "ctx/view"                   # where `ctx view` writes its page
 PIECES = "ctx/pieces.json"          # the fast commit's last blob, as compressed pieces (plumbing/pieces.py)
 VERIFIED = "ctx/verified"           # store blobs the arrival guard proved, by piece (sync/verified.py)
 SHOWN = "ctx/shown.log"             # which entries reached which session (ctx/shown.py's LOG_NAME)
+SESSIONS = "ctx/sessions.json"      # sessions a harness's hooks started here, and whether each was asked
+#                                     for its handover (ctx/handover.py; ctx start --harness, ctx event stop)
 SLOW_COMMITS = "ctx/slow-commits"   # writes in a row that went through libgit2, and why (plumbing/slowness.py)
 
 
