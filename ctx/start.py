@@ -81,6 +81,33 @@ def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
                     "ctx summary show")]
 
 
+def compaction_sections(ctx: Context) -> list[Section]:
+    """The newest compaction a harness wrote (``ctx/compaction.py``), when no summary was
+    written after it (the summary file's time: a summary written or pulled later hides it);
+    the next session then sees what the last one had done. Held by
+    tests/features/test_events.py, test_the_next_start_shows_a_kept_compaction."""
+    from ctx import compaction, model
+    try:
+        found = compaction.newest(ctx)
+    except Exception:  # an unreadable store is the brief's to report; start never fails here
+        return []
+    if found is None:
+        return []
+    key, entry = found
+    summary = newest_summary(ctx.where)
+    if summary is not None:
+        try:
+            if os.stat(summary.path).st_mtime >= model.ts_seconds(entry.get("timestamp")):
+                return []
+        except OSError:
+            pass
+    from ctx.display import name
+    head = (f"\n=== LAST COMPACTION ({compaction.STORE}/{name(key)}, {name(str(entry.get('timestamp')))}: "
+            "no session summary since) ===\n")
+    return [Section("compaction", head, [_verbatim(model.value_text(entry.get("value")))],
+                    f"ctx get {key} --store {compaction.STORE}")]
+
+
 def sections(ctx: Context, days: int, changes: int, commit: str | None, since: Since | None,
              notices: list[str] | None = None, sync: str | None = None,
              entries: list[tuple[str, str]] | None = None) -> list[Section]:
@@ -204,10 +231,11 @@ def start_payload(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT
 
 
 def _payload(ctx: Context, parts: list[Section], max_chars: int | None) -> str:
-    whole = render(parts + summary_sections(ctx, budgeted=False))
+    kept = compaction_sections(ctx)
+    whole = render(parts + summary_sections(ctx, budgeted=False) + kept)
     if not max_chars or len(whole) <= max_chars:
         return whole
-    return fit(parts + summary_sections(ctx, budgeted=True), max_chars)
+    return fit(parts + summary_sections(ctx, budgeted=True) + kept, max_chars)
 
 
 def budget_from(max_chars: int | None, max_tokens: int | None, window_chars: int | None,

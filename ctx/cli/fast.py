@@ -109,10 +109,13 @@ def main() -> None:
         except UnicodeEncodeError:
             sys.stderr.write(f"ctx: argument {number} is not valid UTF-8\n")
             sys.exit(2)
-    command = fast_command(args[0]) if args and not flag("CTX_SLOW_PATH") else None
+    name, rest = (args[0], args[1:]) if args else ("", [])
+    if name == "event" and rest:  # a hook's two words (``table_events.py``)
+        name, rest = f"event {rest[0]}", rest[1:]
+    command = fast_command(name) if args and not flag("CTX_SLOW_PATH") else None
     if command is not None:
         try:
-            values = parse(args[0], args[1:])
+            values = parse(name, rest)
         except Unsupported:
             values = None
         if values is not None:

@@ -22,6 +22,7 @@ MULTI = "multi"    # an option given any number of times: a list of strings
 WORDS = "words"    # the remaining words (an argument): a list of strings
 
 SEARCH_LIMIT = 50  # search's default limit (list has none)
+HOOK_HARNESSES = ("claude-code", "codex", "gemini")  # the harnesses whose hooks ctx wires (--harness)
 
 HANDLERS = "ctx.cli.commands"  # the package a ``Command.handler``'s module is in
 

@@ -61,27 +61,11 @@ class Run:
         one place the front door reads it (tests/cli/test_stdin.py)."""
         return stdin_text(sys.stdin.buffer.read())
 
-    def hook_stdin(self, limit: int, wait: float | None = None) -> str | None:
-        """A harness hook's payload: at most ``limit`` bytes of stdin as text, or None when it
-        is longer, not UTF-8, or stdin is a terminal (no hook sends one). ``wait``: None
-        unless something can be read within that many seconds (a stdin left open by a
-        caller that sends nothing never holds the command up)."""
-        if sys.stdin is None or sys.stdin.isatty():
-            return None
-        if wait is not None:
-            import select
-            try:
-                if not select.select([sys.stdin], [], [], wait)[0]:
-                    return None
-            except (OSError, ValueError):
-                return None
-        raw = sys.stdin.buffer.read(limit + 1)
-        if len(raw) > limit:
-            return None
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
+    def hook_stdin(self) -> bytes | None:
+        """A harness hook's input on stdin, bounded in size and time (``hookinput.py``);
+        None when there is none to read."""
+        from ctx.cli.hookinput import read_raw
+        return read_raw()
 
     def context(self, **options: Any) -> Context:
         """The context root's ``Context``, its writes recorded by git (``CTX_NO_GIT=1``: files only)."""
@@ -138,8 +122,8 @@ class CapturingRun(Run):
     def stdin(self) -> str:
         return self.given
 
-    def hook_stdin(self, limit: int, wait: float | None = None) -> str | None:
-        return self.given if len(self.given.encode("utf-8")) <= limit else None
+    def hook_stdin(self) -> bytes | None:
+        return self.given.encode("utf-8")
 
 
 def stdin_text(raw: bytes) -> str:

@@ -19,6 +19,7 @@ from ctx.cli.params import (
     FILTERS,
     FLAG,
     FORCE,
+    HOOK_HARNESSES,
     INT,
     JSON,
     KEY,
@@ -81,9 +82,11 @@ shown-log false`); otherwise start writes nothing at all.
                     help="hook: the payload as a session-start hook's JSON, {\"hookSpecificOutput\": "
                          "{\"hookEventName\": \"SessionStart\", \"additionalContext\": PAYLOAD}} (what "
                          "Gemini CLI hands the model; Claude Code reads it too)."),
-                Opt("harness", "--harness", metavar="NAME", cli_only=True,
-                    help="Run by NAME's session-start hook (`ctx wire`): its session id is read from the "
-                         "hook's JSON on stdin, for the shown log (`ctx log --shown`).")),
+                Opt("harness", "--harness", choices=HOOK_HARNESSES, metavar="NAME", cli_only=True,
+                    help="Run by NAME's SessionStart hook (claude-code, codex, gemini; `ctx wire`): read the "
+                         "hook's JSON on stdin once, for its session id: the shown log's record "
+                         "(`ctx log --shown`) and the session's start, noted on this machine "
+                         "(.git/ctx/sessions.json, never committed) for `ctx event stop`.")),
             reads=True, fast=True, tool=True),
     Command("brief", "entries:brief", "The one-screen brief (§5.2).",
             "Print the one-screen brief (§5.2): focus, instructions, open, decisions, changes.", """\
@@ -259,6 +262,9 @@ def fast_command(name: str) -> Command | None:
     for command in ENTRIES:
         if command.name == name:
             return command if command.fast else None
+    if name.startswith("event "):  # a harness's hook (``table_events.py``): no other table loaded
+        from ctx.cli.table_events import EVENTS
+        return next((c for c in EVENTS if c.name == name and c.fast), None)
     return fast_commands().get(name)
 
 

@@ -124,6 +124,11 @@ Keys of the context (kept in <root>/config.json; a change is one commit):
                    hook gives back the entries that answer the failure
   shown-log        true|false, default true: note each start payload and
                    recall that reaches a model (ctx log --shown)
+  handover-on-stop true|false, default true: the Stop hook of `ctx wire`
+                   asks a session that wrote to the context once for its
+                   summary (ctx event stop)
+  keep-compaction  true|false, default true: the compaction hook keeps a
+                   harness's compaction summary as an agent entry
 Keys of this machine (kept in .git/ctx/machine.json; never synced):
   start-max-chars  characters, default 0 (none): the budget of ctx start
                    when no option or context window sets one

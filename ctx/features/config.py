@@ -21,6 +21,12 @@ Keys:
 - ``shown-log`` (context; ``true``/``false``, default ``true``): every start payload and
   every recall that reaches a model is noted in the local shown log (``ctx/shown.py``,
   ``ctx log --shown``); ``false``: nothing is noted (what is there stays).
+- ``handover-on-stop`` (context; ``true``/``false``, default ``true``): the Stop hook
+  ``ctx wire`` writes (``ctx event stop``) blocks a session's stop once, asking for its
+  summary, when it wrote to the context and wrote no summary (``ctx/handover.py``).
+- ``keep-compaction`` (context; ``true``/``false``, default ``true``): ``ctx event
+  compact`` keeps the ``<summary>`` part of a harness's compaction as an agent entry
+  (``ctx/compaction.py``).
 - ``start-max-chars`` (machine; a number of characters, default 0: none):
   the budget of ``ctx start`` when neither the option nor the agent
   runtime's context window sets one.
@@ -110,6 +116,12 @@ KEYS: dict[str, Key] = {
     "shown-log": Key("shown-log", True, _boolean, lambda v: isinstance(v, bool),
                      "true|false: note each start payload and recall that reaches a model in the "
                      "local shown log (ctx log --shown)"),
+    "handover-on-stop": Key("handover-on-stop", True, _boolean, lambda v: isinstance(v, bool),
+                            "true|false: a session that wrote to the context and no summary is asked "
+                            "once, at its stop, to write one (ctx event stop)"),
+    "keep-compaction": Key("keep-compaction", True, _boolean, lambda v: isinstance(v, bool),
+                           "true|false: what a harness's compaction wrote is kept as an agent entry, "
+                           "shown at the next start when no summary follows (ctx event compact)"),
     "start-max-chars": Key("start-max-chars", 0, _count,
                            lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
                            "characters, 0 for none: this machine's budget for ctx start", machine=True),

@@ -14,6 +14,10 @@
   ``tool_name``, ``tool_input.command`` and ``error`` ("Exit code 2\nerror: ..."), and the
   ``hookSpecificOutput.additionalContext`` it prints reaches the model's very next request, as a
   ``<system-reminder>`` after the tool result (tests/recall/test_recall_claude_code.py).
+- The moments (``ctx event``): Stop (block once with a reason: the agent goes on, the
+  reason in its next request; the next Stop carries ``stop_hook_active``), SessionEnd
+  (``reason``), PostCompact (``compact_summary``: the compaction's whole reply). Its
+  SessionStart hook has no matcher, so ``source: compact`` runs ``ctx start`` again.
 - MCP: the user scope, top-level ``mcpServers`` of ``~/.claude.json`` (the project scope
   with ``--project``: ``./.mcp.json``); its entries carry ``"type": "stdio"``.
 """
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import FAILURE_MARK, HOOK_MARK, with_hooks
-from ctx.harness.texts import failure_command, hook_command
+from ctx.harness.texts import EVENT_MARKS, MOMENT_NOTES, event_command, failure_command, hook_command
 from ctx.hookpayload import field, session_of
 
 if TYPE_CHECKING:
@@ -33,6 +37,9 @@ if TYPE_CHECKING:
 
 HOOK_TIMEOUT = 15  # seconds (Claude Code's unit); `ctx start` takes well under one
 FAILURE_TIMEOUT = 10  # seconds: the recall stays within 1.5 s on 10,000 entries (bench/recallhook.py)
+# Claude Code's events ctx runs at besides SessionStart: (event, `ctx event` word, timeout in seconds).
+# SessionEnd's hooks get 1.5 s unless their timeout says more; `ctx event end` only spawns the push.
+MOMENTS = (("Stop", "stop", 10), ("SessionEnd", "end", 5), ("PostCompact", "compact", 15))
 
 
 class ClaudeCode(Harness):
@@ -57,7 +64,7 @@ class ClaudeCode(Harness):
 
     def failure_hook(self, wiring: Wiring) -> dict[str, Any]:
         command = failure_command(wiring.root, wiring.program, self.name, only_under=wiring.only_under)
-        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT}
+        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT, "matcher": self.failure_matcher}
 
     def failure(self, payload: dict[str, Any]) -> Failure | None:
         from ctx.failure_recall import Failure
@@ -68,11 +75,20 @@ class ClaudeCode(Harness):
             return None
         return Failure(command, error, session_of(payload))
 
+    def moments(self, wiring: Wiring) -> list[tuple[str, dict[str, Any], str]]:
+        """The hooks besides the start: (event, hook, mark)."""
+        def one(event: str, timeout: int) -> dict[str, Any]:
+            command = event_command(wiring.root, wiring.program, event, self.name, only_under=wiring.only_under)
+            return {"type": "command", "command": command, "timeout": timeout}
+        return [(name, one(event, timeout), EVENT_MARKS[event]) for name, event, timeout in MOMENTS]
+
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
-        wanted = [("SessionStart", self.hook(wiring), HOOK_MARK, None),
-                  (self.failure_event, self.failure_hook(wiring), FAILURE_MARK, self.failure_matcher)]
+        wanted = [("SessionStart", self.hook(wiring), HOOK_MARK),
+                  (self.failure_event, self.failure_hook(wiring), FAILURE_MARK), *self.moments(wiring)]
         edit = Edit(self.settings_path(wiring.project), lambda before: with_hooks(before or "", wanted))
-        return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)"]
+        return [edit], ["set CTX_AUTHOR to the agent's name in the harness's environment (§5.3)",
+                        "SessionStart runs after a compaction too (source compact): the start payload follows it",
+                        *(MOMENT_NOTES[event] for _, event, _ in MOMENTS)]
 
     mcp_help = '~/.claude.json "mcpServers" (user scope; ./.mcp.json with --project)'
     server_env = "Claude Code starts a stdio server with its own environment and the entry's env"

@@ -2,8 +2,9 @@
 and everything else is kept:
 
 - Markdown: one block between ``<!-- ctx:begin -->`` and ``<!-- ctx:end -->``;
-- JSON settings (Claude Code, Gemini CLI): one SessionStart hook whose command ends with
-  the comment ``# ctx:session-start``; one ``mcpServers.ctx`` entry. JSON files are parsed
+- JSON settings (Claude Code, Codex CLI's hooks.json, Gemini CLI): one hook of each event
+  ctx wires, found by the comment its command ends with (``# ctx:session-start``,
+  ``# ctx:stop``...: ``texts.py``); one ``mcpServers.ctx`` entry. JSON files are parsed
   and written back with their own indentation, and an entry already as ctx would write it
   leaves the file byte for byte.
 """
@@ -73,19 +74,29 @@ def _dump(text: str, data: dict[str, Any]) -> str:
     return json.dumps(data, indent=_indent_of(text), ensure_ascii=False) + "\n"
 
 
-def with_hook(text: str, hook: dict[str, Any], event: str = "SessionStart", mark: str = HOOK_MARK,
-              matcher: str | None = None) -> tuple[str, list[str]]:
-    """JSON settings with ctx's one ``event`` hook (``hook["command"]`` holds ``mark``); other
-    content kept. The shape Claude Code, Gemini CLI and Codex's hooks.json share:
-    ``{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}]}}``;
-    a new hook goes in a group of its own, with ``matcher`` when given."""
+def with_hooks(text: str, wanted: list[tuple[str, dict[str, Any], str]]) -> tuple[str, list[str]]:
+    """JSON settings with ctx's hooks: for each (event, hook, mark), the one hook of that event
+    whose command holds ``mark`` replaced by ``hook``, or added in a group of its own (a
+    ``"matcher"`` in ``hook`` goes on that group); other content kept. The shape Claude Code,
+    Codex CLI and Gemini CLI share: ``{"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
+    "command", "command", "timeout"}]}]}}``."""
     notes: list[str] = []
     data = json_object(text)
     original = copy.deepcopy(data)
     hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault(event, []), list):
-        raise InvalidArgument(f"'hooks' or 'hooks.{event}' has an unexpected shape; "
-                              "ctx will not change it")
+    if not isinstance(hooks, dict):
+        raise InvalidArgument("'hooks' has an unexpected shape; ctx will not change it")
+    for event, hook, mark in wanted:
+        _with_one(hooks, event, dict(hook), mark, notes)
+    if text.strip() and data == original:
+        return text, notes  # already wired: the file stays byte for byte
+    return _dump(text, data), notes
+
+
+def _with_one(hooks: dict[str, Any], event: str, hook: dict[str, Any], mark: str, notes: list[str]) -> None:
+    if not isinstance(hooks.setdefault(event, []), list):
+        raise InvalidArgument(f"'hooks.{event}' has an unexpected shape; ctx will not change it")
+    matcher = hook.pop("matcher", None)
     groups = hooks[event]
     found = False
     for group in groups:
@@ -97,25 +108,13 @@ def with_hook(text: str, hook: dict[str, Any], event: str = "SessionStart", mark
             if isinstance(cmd, str) and mark in cmd:
                 if not found:
                     entries[i] = hook
-                    if matcher is not None and isinstance(group, dict) and len(entries) == 1:
+                    if matcher is not None and len(entries) == 1:  # never on a group others share
                         group["matcher"] = matcher
                 found = True
-            elif mark == HOOK_MARK and isinstance(cmd, str) and re.search(r"\bctx start\b|/ctx start\b", cmd):
+            elif event == "SessionStart" and isinstance(cmd, str) and re.search(r"\bctx start\b|/ctx start\b", cmd):
                 notes.append(f"another SessionStart hook already runs ctx start: {cmd!r}")
     if not found:
         groups.append({"matcher": matcher, "hooks": [hook]} if matcher is not None else {"hooks": [hook]})
-    if text.strip() and data == original:
-        return text, notes  # already wired: the file stays byte for byte
-    return _dump(text, data), notes
-
-
-def with_hooks(text: str, wanted: list[tuple[str, dict[str, Any], str, str | None]]) -> tuple[str, list[str]]:
-    """``with_hook`` for each (event, hook, mark, matcher), in order, on the same text."""
-    notes: list[str] = []
-    for event, hook, mark, matcher in wanted:
-        text, said = with_hook(text, hook, event, mark, matcher)
-        notes += said
-    return text, notes
 
 
 def with_json_server(text: str, entry: dict[str, Any]) -> str:

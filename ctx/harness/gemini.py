@@ -17,6 +17,9 @@
   the payload's ``tool_response`` tells the exit code only as text (``Exit Code: 1`` in its
   ``llmContent``), or holds an ``error``: ctx decides from it whether the command failed.
   ``hookSpecificOutput.additionalContext`` reaches the model as ``<hook_context>``.
+- The moments (``ctx event``): AfterAgent is its Stop, SessionEnd fires at exit; there is
+  no event after a compression (PreCompress only, before it, with nothing to keep), so
+  the pointer says to run ``ctx start`` again by hand.
 - MCP: ``mcpServers`` in the same ``settings.json``; ``"trust": true`` (``--trust``)
   lets the model call ctx's tools without asking the user each time. Gemini waits for
   its MCP servers before the first request.
@@ -30,7 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 from ctx.harness.base import Budget, Edit, Harness, Wiring, home
 from ctx.harness.edit import FAILURE_MARK, HOOK_MARK, with_block, with_hooks
-from ctx.harness.texts import failure_command, hook_command, pointer
+from ctx.harness.texts import (
+    EVENT_MARKS,
+    MOMENT_NOTES,
+    after_compression,
+    event_command,
+    failure_command,
+    hook_command,
+    pointer,
+)
 from ctx.hookpayload import field, session_of
 
 if TYPE_CHECKING:
@@ -42,6 +53,10 @@ _EXIT_CODE = re.compile(r"^\s*Exit Code:\s*(-?\d+)", re.M | re.I)
 # the lines of the shell tool's text that only frame the output ("Command: ...", "Exit Code: 1")
 _FRAME = re.compile(r"^\s*(Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$"
                     r"|^\s*Error: \(none\)\s*$", re.M | re.I)
+# Gemini CLI's events ctx runs at besides SessionStart: (event, `ctx event` word, timeout in ms).
+# AfterAgent is its Stop (a "deny"/"block" decision's reason goes back as a new prompt, once:
+# the next carries stop_hook_active); it does not wait for SessionEnd's hooks.
+MOMENTS = (("AfterAgent", "stop", 10000), ("SessionEnd", "end", 5000))
 TRUST_NOTE = ('"trust": true: Gemini CLI runs ctx\'s tools (writes included) without asking you '
               "to confirm each call")
 
@@ -58,14 +73,15 @@ class Gemini(Harness):
                            "output whole far beyond this")
     start_help = ("~/.gemini/settings.json (./.gemini/ with --project): a SessionStart hook printing ctx "
                   "start as the JSON Gemini CLI hands the model, an AfterTool hook (run_shell_command) running "
-                  "ctx event failure; and the pointer in ~/.gemini/GEMINI.md (./GEMINI.md)")
+                  "ctx event failure, AfterAgent and SessionEnd hooks (ctx event stop, end); and the pointer "
+                  "in ~/.gemini/GEMINI.md (./GEMINI.md)")
     failure_event = "AfterTool"
     failure_matcher = "run_shell_command"
 
     def failure_hook(self, wiring: Wiring) -> dict[str, Any]:
         command = failure_command(wiring.root, wiring.program, self.name, agent=wiring.agent,
                                   only_under=wiring.only_under)
-        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT_MS}
+        return {"type": "command", "command": command, "timeout": FAILURE_TIMEOUT_MS, "matcher": self.failure_matcher}
 
     def failure(self, payload: dict[str, Any]) -> Failure | None:
         from ctx.failure_recall import Failure
@@ -87,14 +103,25 @@ class Gemini(Harness):
                                only_under=wiring.only_under, harness=self.name)
         return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_MS}
 
+    def moments(self, wiring: Wiring) -> list[tuple[str, dict[str, Any], str]]:
+        """The hooks besides the start: (event, hook, mark)."""
+        def one(event: str, timeout: int) -> dict[str, Any]:
+            command = event_command(wiring.root, wiring.program, event, self.name, agent=wiring.agent,
+                                    only_under=wiring.only_under)
+            return {"type": "command", "command": command, "timeout": timeout}
+        return [(name, one(event, timeout), EVENT_MARKS[event]) for name, event, timeout in MOMENTS]
+
     def start(self, wiring: Wiring) -> tuple[list[Edit], list[str]]:
         assert self.budget is not None
-        hook, block = self.hook(wiring), pointer(wiring.root, wiring.agent, self.budget.chars)
+        wanted = [("SessionStart", self.hook(wiring), HOOK_MARK),
+                  (self.failure_event, self.failure_hook(wiring), FAILURE_MARK), *self.moments(wiring)]
+        block = pointer(wiring.root, wiring.agent, self.budget.chars, after_compression(self.budget.chars))
         context_file = Path.cwd() / "GEMINI.md" if wiring.project else home() / ".gemini" / "GEMINI.md"
-        wanted = [("SessionStart", hook, HOOK_MARK, None),
-                  (self.failure_event, self.failure_hook(wiring), FAILURE_MARK, self.failure_matcher)]
+        notes = [*(MOMENT_NOTES[event] for _, event, _ in MOMENTS),
+                 "Gemini CLI has no hook after it compresses a conversation: the pointer in "
+                 f"{context_file.name} tells the model to run ctx start again, and nothing keeps the compression"]
         return [Edit(self.settings_path(wiring.project), lambda before: with_hooks(before or "", wanted)),
-                Edit(context_file, lambda before: (with_block(before or "", block), []))], []
+                Edit(context_file, lambda before: (with_block(before or "", block), []))], notes
 
     mcp_help = '~/.gemini/settings.json "mcpServers" (./.gemini with --project; --trust: "trust": true)'
     server_env = ("Gemini CLI withholds from a stdio server every variable of its own whose name holds "

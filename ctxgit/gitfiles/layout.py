@@ -56,6 +56,8 @@ SINCE_LAG = "ctx/since-lag"         # writes since the since-log was brought up 
 VIEW = "ctx/view"                   # where `ctx view` writes its page
 VERIFIED = "ctx/verified"           # store blobs the arrival guard proved, by piece (sync/verified.py)
 SHOWN = "ctx/shown.log"             # which entries reached which session (ctx/shown.py's LOG_NAME)
+SESSIONS = "ctx/sessions.json"      # sessions a harness's hooks started here, and whether each was asked
+#                                     for its handover (ctx/handover.py; ctx start --harness, ctx event stop)
 
 
 def state_dir(root: str | PathLike[str]) -> str:

@@ -90,11 +90,12 @@ def _context(root: Path):
     return Context(root=root, author=settings.author(), recorder_factory=recorder_for, state_of=state_dir)
 
 
-def _sync_while_ahead(root: Path) -> bool:
-    """Sync while main is ahead of the remote; False when a sync failed or was skipped."""
+def _sync_while_ahead(root: Path, within: float | None = None) -> bool:
+    """Sync while main is ahead of the remote; False when a sync failed or was skipped.
+    ``within``: one sync bounded by that many seconds (a session's end), not auto-sync's rounds."""
     from ctx.errors import CtxError
     from ctxgit.sync.remote import sync
-    for _ in range(ROUNDS):
+    for _ in range(ROUNDS if within is None else 1):
         reason = skip_reason(root)
         if reason:
             state.log(root, f"auto-sync skipped: {reason}")
@@ -103,7 +104,7 @@ def _sync_while_ahead(root: Path) -> bool:
         if remote is None or state.in_step(root, remote):
             return True
         try:
-            pulled, pushed = sync(_context(root), remote, SYNC_TIMEOUT, auto=True)
+            pulled, pushed = sync(_context(root), remote, SYNC_TIMEOUT if within is None else within, auto=True)
         except CtxError as exc:
             state.log(root, f"auto-sync failed: {exc}")
             syncrecord.record(root, False, f"failed: {exc}", auto=True)
@@ -123,8 +124,9 @@ def _sync_while_ahead(root: Path) -> bool:
     return True
 
 
-def run(root: Path) -> None:
-    """The background push: one at a time, coalescing the writes made meanwhile."""
+def run(root: Path, within: float | None = None) -> None:
+    """The background push: one at a time, coalescing the writes made meanwhile
+    (``within``: once, bounded by that many seconds)."""
     while True:
         fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
@@ -134,9 +136,11 @@ def run(root: Path) -> None:
                 return  # another one runs; it looks again after letting go
             os.ftruncate(fd, 0)  # its pid: see locks.holder
             os.write(fd, f"{os.getpid()}\n".encode())
-            ok = _sync_while_ahead(root)
+            ok = _sync_while_ahead(root, within)
         finally:
             os.close(fd)
+        if within is not None:
+            return
         remote = auto_remote(root)
         if not ok or remote is None or state.in_step(root, remote):
             return
@@ -195,8 +199,14 @@ def pull_first(root: Path) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m ctxgit.sync.auto ROOT", file=sys.stderr)
+    within = None
+    if len(args) == 2:
+        try:
+            within = float(args[1])
+        except ValueError:
+            within = -1.0
+    if len(args) not in (1, 2) or (within is not None and not 0 < within <= 3600):
+        print("usage: python -m ctxgit.sync.auto ROOT [SECONDS]", file=sys.stderr)
         return 2
     root = Path(args[0])
     try:
@@ -204,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         pass
     try:
-        run(root)
+        run(root, within)
     except Exception as exc:  # a background run leaves a line, not a traceback
         state.log(root, f"auto-sync stopped by an internal error: {type(exc).__name__}: {exc}")
         return 1

@@ -96,9 +96,30 @@ def after_write(root: StrPath) -> bool:
         return False
 
 
-def spawn(root: Path) -> int:
-    """``python -m ctxgit.sync.auto ROOT``, detached: a session of its own, no terminal,
-    stdin from /dev/null, stdout and stderr to the sync log."""
+def at_session_end(root: StrPath) -> bool:
+    """A harness session's end (``ctx event end``): when auto-sync is on and main is ahead,
+    the background push, detached and bounded by ``sync-timeout`` (it never delays the
+    harness's exit: the hook returns once it is spawned); True when one was started. Never
+    raises."""
+    try:
+        root = Path(root)
+        if not auto_sync_on(root):
+            return False
+        remote = auto_remote(root)
+        if remote is None or in_step(root, remote) or running(root):
+            return False
+        from ctx.features.config import get_value
+        from ctxgit.gitfiles.layout import state_dir
+        spawn(root, within=float(get_value(root, "sync-timeout", state_dir(root))))
+        return True
+    except Exception:  # the session has ended whatever happens here
+        return False
+
+
+def spawn(root: Path, within: float | None = None) -> int:
+    """``python -m ctxgit.sync.auto ROOT [SECONDS]``, detached: a session of its own, no
+    terminal, stdin from /dev/null, stdout and stderr to the sync log. ``within``: the
+    whole run's bound in seconds (a session's end), else auto-sync's own."""
     log = Path(root) / ".git" / SYNC_LOG
     log.parent.mkdir(mode=0o700, exist_ok=True)
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -114,8 +135,10 @@ def spawn(root: Path) -> int:
     # the push starts a moment later, once the write that started it has ended: on a busy
     # machine it never takes a core from that write (nor from the agent waiting for it)
     shell = "/bin/sh"
-    command = ([shell, "-c", f'sleep {START_DELAY}; exec "$0" -m ctxgit.sync.auto "$1"', sys.executable, str(root)]
-               if os.path.exists(shell) else [sys.executable, "-m", "ctxgit.sync.auto", str(root)])
+    bound = [] if within is None else [f"{within:g}"]
+    command = ([shell, "-c", f'sleep {START_DELAY}; exec "$0" -m ctxgit.sync.auto "$@"', sys.executable, str(root),
+                *bound]
+               if os.path.exists(shell) else [sys.executable, "-m", "ctxgit.sync.auto", str(root), *bound])
     pid = os.posix_spawn(command[0], command, env, file_actions=actions, setsid=True)
     _spawned.append(pid)
     return pid

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from ctx.cli.commands.events import MAX_STDIN
+from ctx.cli.hookinput import BOUND as MAX_STDIN
 from ctx.failure_recall import FENCE_CLOSE, FENCE_OPEN, MAX_CHARS
 from ctx.shown import read
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ctx.brief import Since
+    from ctx.cli.hookinput import Hook
     from ctx.cli.run import Run
     from ctx.context import Context
     from ctx.results import Filters
@@ -55,6 +56,11 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
     from ctx.errors import CtxError
     from ctx.start import start_payload
     context = run.context(cache="read")  # writes nothing, not even the index
+    hook = None
+    if harness is not None:  # a SessionStart hook: its stdin read once, for both notes
+        from ctx.cli.commands.events import hook_input, note_start
+        hook = hook_input(run)
+        note_start(run, context, harness, hook)  # this machine notes the session's start
     notices, sync_state = before_reading(context)  # auto-sync pulls first (when on)
     try:
         limit = budget(context, max_chars, max_tokens)
@@ -73,14 +79,15 @@ def start(run: Run, days: int, changes: int, max_chars: int | None, max_tokens: 
                                 since=news, max_chars=limit, notices=notices, sync=sync_state, shown=shown)
     except CtxError as error:  # start never fails a session (§5.1)
         payload = f"ctx: the context at {context.root} could not be read: {error}\n"
-    note_start(run, context, harness, shown)
+    note_shown_start(context, harness, hook, shown)
     if output_format == "hook":  # a harness's SessionStart hook (ctx/harness/texts.py)
         from ctx.harness.texts import session_start_json
         payload = session_start_json(payload)
     run.out(payload, end="")
 
 
-def note_start(run: Run, context: Context, harness: str | None, shown: list[tuple[str, str]]) -> None:
+def note_shown_start(context: Context, harness: str | None, hook: Hook | None,
+                     shown: list[tuple[str, str]]) -> None:
     """The shown log's record of a payload a harness's hook (``--harness``) hands its model, with
     the session id from the hook's stdin: an append, never a failed start
     (tests/core/test_shown_start.py). A plain ``ctx start`` writes nothing at all (§5.1: the
@@ -88,11 +95,8 @@ def note_start(run: Run, context: Context, harness: str | None, shown: list[tupl
     if not harness:
         return
     try:
-        from ctx.cli.commands.events import payload
-        data = payload(run, wait=1.0)
-        from ctx.hookpayload import session_of
-        session = session_of(data) if data is not None else ""
         from ctx.cli.commands.events import note_shown
+        session = (hook.session_id or "") if hook is not None else ""
         name = harness if len(harness) <= 32 and harness.replace("-", "").isalnum() else ""
         note_shown(context, "start", name, session, shown)
     except Exception:  # the log never fails a start
