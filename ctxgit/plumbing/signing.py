@@ -156,8 +156,9 @@ def _verify_ssh(signature: bytes, payload: bytes, settings: dict, when: int, cwd
     program, allowed = settings["ssh"], settings["allowed"]
     at = "-Overify-time=" + time.strftime("%Y%m%d%H%M%S", time.localtime(when))
     with Scratch() as tmp:
-        sig_file = tmp / "commit.sig"
-        sig_file.write_bytes(signature)
+        sig_file = os.path.join(tmp, "commit.sig")
+        with open(sig_file, "wb") as out:
+            out.write(signature)
         principals: list[str] = []
         if allowed and Path(allowed).is_file():
             found = _run([program, "-Y", "find-principals", "-f", allowed, "-s", str(sig_file), at],
@@ -190,8 +191,9 @@ def _verify_ssh(signature: bytes, payload: bytes, settings: dict, when: int, cwd
 def _verify_gpg(signature: bytes, payload: bytes, settings: dict, form: str, cwd: StrPath | None) -> Verdict:
     program = settings[form]
     with Scratch() as tmp:
-        sig_file = tmp / "commit.sig"
-        sig_file.write_bytes(signature)
+        sig_file = os.path.join(tmp, "commit.sig")
+        with open(sig_file, "wb") as out:
+            out.write(signature)
         extra = ["--keyid-format=long"] if form == "openpgp" else []
         done = _run([program, *extra, "--status-fd=1", "--verify", str(sig_file), "-"], payload, cwd,
                     "verifying", "")

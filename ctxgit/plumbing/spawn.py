@@ -9,7 +9,6 @@ scratch folder needs no pipe, so nothing can deadlock on a full one.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,15 +32,17 @@ class Ran:
 class Scratch:
     """A private folder for a program's files, removed after (``with Scratch() as folder``)."""
 
-    def __enter__(self) -> Path:
+    def __enter__(self) -> str:
+        # a str, not a Path: a write imports no pathlib (tests/cli/test_fastcli.py,
+        # test_a_clean_write_loads_neither_json_nor_re)
         base = os.environ.get("TMPDIR") or "/tmp"
-        self.path = Path(base) / f"ctx-run-{os.getpid()}-{os.urandom(6).hex()}"
+        self.path = os.path.join(base, f"ctx-run-{os.getpid()}-{os.urandom(6).hex()}")
         os.mkdir(self.path, 0o700)
         return self.path
 
     def __exit__(self, *exc: object) -> None:
         for name in os.listdir(self.path):
-            os.unlink(self.path / name)
+            os.unlink(os.path.join(self.path, name))
         os.rmdir(self.path)
 
 
@@ -52,10 +53,10 @@ def run(argv: list[str], data: bytes | None, env: Mapping[str, str],
     OSError when it cannot be started. A Ctrl-C while it runs ends it too: a program
     never outlives the command that started it. ``started`` is told the child's pid."""
     with Scratch() as folder:
-        streams = [folder / "stdin", folder / "stdout", folder / "stderr"]
-        streams[0].write_bytes(data or b"")
-        actions = [(os.POSIX_SPAWN_OPEN, 0, str(streams[0]), os.O_RDONLY, 0)]
-        actions += [(os.POSIX_SPAWN_OPEN, fd, str(streams[fd]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        streams = [os.path.join(folder, name) for name in ("stdin", "stdout", "stderr")]
+        _write(streams[0], data or b"")
+        actions = [(os.POSIX_SPAWN_OPEN, 0, streams[0], os.O_RDONLY, 0)]
+        actions += [(os.POSIX_SPAWN_OPEN, fd, streams[fd], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                     for fd in (1, 2)]
         pid = os.posix_spawnp(argv[0], argv, dict(env), file_actions=actions)
         try:
@@ -69,4 +70,14 @@ def run(argv: list[str], data: bytes | None, env: Mapping[str, str],
             except OSError:
                 pass
             raise
-        return Ran(os.waitstatus_to_exitcode(status), streams[1].read_bytes(), streams[2].read_bytes())
+        return Ran(os.waitstatus_to_exitcode(status), _read(streams[1]), _read(streams[2]))
+
+
+def _write(path: str, data: bytes) -> None:
+    with open(path, "wb") as out:
+        out.write(data)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as got:
+        return got.read()

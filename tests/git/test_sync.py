@@ -611,8 +611,12 @@ def test_a_new_root_routes_store_files_to_the_merge_driver(tmp_path):
 # --- interrupted syncs ---------------------------------------------------------------------
 
 def _fail_merge_commit_once(monkeypatch) -> dict[str, int]:
-    """Make libgit2's commit of a merge (two parents) fail once, as a crash would."""
+    """Make the commit of a merge (two parents) fail once, as a crash would: git's
+    `commit-tree` where git makes ctx's commits, libgit2's where it does not."""
+    from ctx.errors import GitError
+    from ctxgit.plumbing import gitcommit
     real = pygit2.Repository.create_commit
+    real_tree = gitcommit.commit_tree
     state = {"failed": 0}
 
     def flaky(self, ref, author, committer, message, tree, parents, *rest):
@@ -620,7 +624,14 @@ def _fail_merge_commit_once(monkeypatch) -> dict[str, int]:
             state["failed"] += 1
             raise pygit2.GitError("simulated failure while writing the merge commit")
         return real(self, ref, author, committer, message, tree, parents, *rest)
+
+    def flaky_tree(root, tree, parents, *rest, **named):
+        if len(parents) == 2 and not state["failed"]:
+            state["failed"] += 1
+            raise GitError("simulated failure while writing the merge commit")  # as a failed git says it
+        return real_tree(root, tree, parents, *rest, **named)
     monkeypatch.setattr(pygit2.Repository, "create_commit", flaky)
+    monkeypatch.setattr(gitcommit, "commit_tree", flaky_tree)
     return state
 
 
