@@ -84,14 +84,7 @@ def after_write(root: StrPath) -> bool:
     """Start a background push when auto-sync is on and main is ahead; True when one was
     started. Never raises: a write's success never depends on it."""
     try:
-        root = Path(root)
-        if not auto_sync_on(root):
-            return False
-        remote = auto_remote(root)
-        if remote is None or in_step(root, remote) or running(root):
-            return False
-        spawn(root)
-        return True
+        return _push_in_background(Path(root), session_end=False)
     except Exception:  # the write is done whatever happens here
         return False
 
@@ -102,18 +95,26 @@ def at_session_end(root: StrPath) -> bool:
     harness's exit: the hook returns once it is spawned); True when one was started. Never
     raises."""
     try:
-        root = Path(root)
-        if not auto_sync_on(root):
-            return False
-        remote = auto_remote(root)
-        if remote is None or in_step(root, remote) or running(root):
-            return False
+        return _push_in_background(Path(root), session_end=True)
+    except Exception:  # the session has ended whatever happens here
+        return False
+
+
+def _push_in_background(root: Path, session_end: bool) -> bool:
+    """The background push when auto-sync is on and main is ahead of its remote; at a
+    session's end bounded by ``sync-timeout``. True when one was started."""
+    if not auto_sync_on(root):
+        return False
+    remote = auto_remote(root)
+    if remote is None or in_step(root, remote) or running(root):
+        return False
+    if session_end:
         from ctx.features.config import get_value
         from ctxgit.gitfiles.layout import state_dir
         spawn(root, within=float(get_value(root, "sync-timeout", state_dir(root))))
-        return True
-    except Exception:  # the session has ended whatever happens here
-        return False
+    else:
+        spawn(root)
+    return True
 
 
 def spawn(root: Path, within: float | None = None) -> int:
