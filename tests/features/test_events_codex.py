@@ -17,13 +17,12 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ctx.handover import REASON
 from support.gitutil import CTX_EXE, run_ctx
-from support.standin import StandIn, harness_from_npm, server_sent_events
+from support.standin import StandIn, codex_from_npm, responses_stream
 
 pytestmark = pytest.mark.slow
 
@@ -36,30 +35,7 @@ assert REASON.endswith(MARK)
 
 @pytest.fixture(scope="session")
 def codex(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("codex")
-    home = where / "home"
-    (home / ".codex").mkdir(parents=True)
-    return harness_from_npm(where, "@openai/codex", "codex", os.environ.get("CTX_TEST_CODEX"),
-                            {"HOME": str(home), "CODEX_HOME": str(home / ".codex")})
-
-
-def _reply(number: int, item: dict) -> bytes:
-    """A Responses API stream whose one output item is ``item``."""
-    rid = f"resp_{number}"
-    if item["type"] == "message":
-        added = {**item, "content": []}
-        deltas = [{"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
-                   "content_index": 0, "delta": item["content"][0]["text"]}]
-    else:
-        added, deltas = {**item, "arguments": ""}, []
-    usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
-             "total_tokens": 2}
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": {"id": rid}},
-        {"type": "response.output_item.added", "output_index": 0, "item": added}, *deltas,
-        {"type": "response.output_item.done", "output_index": 0, "item": item},
-        {"type": "response.completed", "response": {"id": rid, "usage": usage}}]
-    return server_sent_events([(event["type"], event) for event in events])
+    return codex_from_npm(tmp_path_factory.mktemp("codex"))
 
 
 class Model(StandIn):
@@ -86,10 +62,11 @@ class Model(StandIn):
             self.wrote = True
             command = f'{CTX} set finding_proxy_codex "uploads over 2 GB fail: the proxy times out at 60 s"'
         if command:
-            return _reply(number, {"type": "function_call", "id": f"fc_{number}", "call_id": f"call_{number}",
+            return responses_stream(number, {"type": "function_call", "id": f"fc_{number}", "call_id": f"call_{number}",
                                    "name": "exec_command", "status": "completed",
                                    "arguments": json.dumps({"cmd": command})})
-        return _reply(number, {"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed",
+        return responses_stream(
+            number, {"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed",
                                "content": [{"type": "output_text", "text": "done", "annotations": []}]})
 
 

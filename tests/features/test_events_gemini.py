@@ -20,7 +20,7 @@ import pytest
 
 from ctx.handover import REASON
 from support.gitutil import CTX_EXE, run_ctx
-from support.standin import StandIn, harness_from_npm
+from support.standin import StandIn, gemini_from_npm, gemini_reply
 
 pytestmark = pytest.mark.slow
 
@@ -32,15 +32,7 @@ assert REASON.endswith(MARK)
 
 @pytest.fixture(scope="session")
 def gemini(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("gemini-cli")
-    return harness_from_npm(where, "@google/gemini-cli", "gemini", os.environ.get("CTX_TEST_GEMINI"),
-                            {"HOME": str(where)})
-
-
-def _reply(parts: list[dict]) -> bytes:
-    body = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
-    return f"data: {json.dumps(body)}\r\n\r\n".encode()
+    return gemini_from_npm(tmp_path_factory.mktemp("gemini-cli"))
 
 
 def _last(data: dict) -> str:
@@ -67,9 +59,9 @@ class Model(StandIn):
             self.wrote = True
             command = f'{self.ctx} set finding_proxy_gemini "uploads over 2 GB fail: the proxy times out at 60 s"'
         if command:
-            return "text/event-stream", _reply([{"functionCall": {"name": "run_shell_command",
+            return "text/event-stream", gemini_reply([{"functionCall": {"name": "run_shell_command",
                                                                    "args": {"command": command}}}])
-        return "text/event-stream", _reply([{"text": "done"}])
+        return "text/event-stream", gemini_reply([{"text": "done"}])
 
 
 def _session(gemini: str, model: Model, root: Path, tmp_path: Path) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ import pytest
 
 from ctx.handover import REASON
 from support.gitutil import run_ctx
-from support.standin import StandIn, harness_from_npm, server_sent_events
+from support.standin import StandIn, claude_from_npm, server_sent_events
 
 pytestmark = pytest.mark.slow
 
@@ -35,9 +35,7 @@ assert REASON.endswith(MARK)
 
 @pytest.fixture(scope="session")
 def claude(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("claude-code")
-    return harness_from_npm(where, "@anthropic-ai/claude-code", "claude", os.environ.get("CTX_TEST_CLAUDE"),
-                            {"HOME": str(where)})
+    return claude_from_npm(tmp_path_factory.mktemp("claude-code"))
 
 
 _ids = iter(range(1, 1_000_000))

@@ -18,16 +18,14 @@ from typing import Any
 import pytest
 
 from support.gitutil import run_ctx
-from support.standin import StandIn, harness_from_npm, server_sent_events
+from support.standin import StandIn, claude_from_npm, server_sent_events
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="session")
 def claude(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("claude-code")
-    return harness_from_npm(where, "@anthropic-ai/claude-code", "claude", os.environ.get("CTX_TEST_CLAUDE"),
-                            {"HOME": str(where)})
+    return claude_from_npm(tmp_path_factory.mktemp("claude-code"))
 
 
 def _events(blocks: list[dict], stop: str) -> bytes:

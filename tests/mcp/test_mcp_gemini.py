@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from support.gitutil import run_ctx
-from support.standin import StandIn, harness_from_npm
+from support.standin import StandIn, gemini_from_npm, gemini_reply
 
 pytestmark = pytest.mark.slow
 
@@ -36,16 +36,7 @@ AUTH = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
 
 @pytest.fixture(scope="session")
 def gemini(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("gemini-cli")
-    return harness_from_npm(where, "@google/gemini-cli", "gemini", os.environ.get("CTX_TEST_GEMINI"),
-                            {"HOME": str(where)})
-
-
-def _reply(parts: list[dict]) -> bytes:
-    """A streamed GenerateContentResponse (one server-sent event) whose content is ``parts``."""
-    body = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
-    return f"data: {json.dumps(body)}\r\n\r\n".encode()
+    return gemini_from_npm(tmp_path_factory.mktemp("gemini-cli"))
 
 
 def _functions(data: dict) -> list[str]:
@@ -69,9 +60,9 @@ class Model(StandIn):
             return None
         if "mcp_ctx_get" in _functions(data) and not self.called:
             self.called = True
-            return "text/event-stream", _reply([{"functionCall": {"name": "mcp_ctx_get",
+            return "text/event-stream", gemini_reply([{"functionCall": {"name": "mcp_ctx_get",
                                                                    "args": {"key": "decision_pool"}}}])
-        return "text/event-stream", _reply([{"text": "done"}])
+        return "text/event-stream", gemini_reply([{"text": "done"}])
 
 
 def _session(gemini: str, model: Model, tmp_path: Path) -> subprocess.CompletedProcess:

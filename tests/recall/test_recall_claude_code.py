@@ -19,7 +19,7 @@ import pytest
 
 from ctx.failure_recall import FENCE_OPEN
 from support.gitutil import run_ctx
-from support.standin import StandIn, harness_from_npm, messages_stream
+from support.standin import StandIn, claude_from_npm, messages_stream
 
 pytestmark = pytest.mark.slow
 
@@ -30,9 +30,7 @@ COMMANDS = ["kubectl get pods -n staging", "ls /nonexistent-ctx-test/exports", "
 
 @pytest.fixture(scope="session")
 def claude(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("claude-code")
-    return harness_from_npm(where, "@anthropic-ai/claude-code", "claude", os.environ.get("CTX_TEST_CLAUDE"),
-                            {"HOME": str(where)})
+    return claude_from_npm(tmp_path_factory.mktemp("claude-code"))
 
 
 class Model(StandIn):

@@ -15,13 +15,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ctx.failure_recall import FENCE_OPEN
 from support.gitutil import run_ctx
-from support.standin import StandIn, harness_from_npm, server_sent_events
+from support.standin import StandIn, codex_from_npm, responses_stream
 
 pytestmark = pytest.mark.slow
 
@@ -35,28 +34,7 @@ COMMANDS = ["kubectl get pods -n staging", "ls /nonexistent-ctx-test/exports", "
 
 @pytest.fixture(scope="session")
 def codex(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("codex")
-    home = where / "home"
-    (home / ".codex").mkdir(parents=True)
-    return harness_from_npm(where, "@openai/codex", "codex", os.environ.get("CTX_TEST_CODEX"),
-                            {"HOME": str(home), "CODEX_HOME": str(home / ".codex")})
-
-
-def _stream(number: int, item: dict) -> bytes:
-    rid = f"resp_{number}"
-    if item["type"] == "message":
-        added = {**item, "content": []}
-        deltas = [{"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
-                   "content_index": 0, "delta": item["content"][0]["text"]}]
-    else:
-        added, deltas = {**item, "arguments": ""}, []
-    usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
-             "total_tokens": 2}
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": {"id": rid}},
-                                    {"type": "response.output_item.added", "output_index": 0, "item": added}, *deltas,
-                                    {"type": "response.output_item.done", "output_index": 0, "item": item},
-                                    {"type": "response.completed", "response": {"id": rid, "usage": usage}}]
-    return server_sent_events([(event["type"], event) for event in events])
+    return codex_from_npm(tmp_path_factory.mktemp("codex"))
 
 
 def outputs(data: dict) -> int:
@@ -86,8 +64,9 @@ class Model(StandIn):
         number, asked = len(self.requests), outputs(data)
         offered = [t.get("name") for t in data.get("tools", []) if t.get("type") == "function"]
         if asked < len(COMMANDS):
-            return "text/event-stream", _stream(number, _call(offered, asked))
-        return "text/event-stream", _stream(number, {"type": "message", "id": f"msg_{number}", "role": "assistant",
+            return "text/event-stream", responses_stream(number, _call(offered, asked))
+        return "text/event-stream", responses_stream(
+            number, {"type": "message", "id": f"msg_{number}", "role": "assistant",
                                                      "status": "completed", "content": [
                                                          {"type": "output_text", "text": "done", "annotations": []}]})
 

@@ -19,7 +19,7 @@ import pytest
 
 from ctx.failure_recall import FENCE_OPEN
 from support.gitutil import run_ctx
-from support.standin import StandIn, harness_from_npm
+from support.standin import StandIn, gemini_from_npm, gemini_reply
 
 pytestmark = pytest.mark.slow
 
@@ -32,15 +32,7 @@ FENCE = FENCE_OPEN.replace("<", "&lt;").replace(">", "&gt;")  # Gemini CLI escap
 
 @pytest.fixture(scope="session")
 def gemini(tmp_path_factory) -> str:
-    where = tmp_path_factory.mktemp("gemini-cli")
-    return harness_from_npm(where, "@google/gemini-cli", "gemini", os.environ.get("CTX_TEST_GEMINI"),
-                            {"HOME": str(where)})
-
-
-def _reply(parts: list[dict]) -> bytes:
-    body = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
-    return f"data: {json.dumps(body)}\r\n\r\n".encode()
+    return gemini_from_npm(tmp_path_factory.mktemp("gemini-cli"))
 
 
 def responses(data: dict) -> int:
@@ -56,9 +48,9 @@ class Model(StandIn):
         asked = responses(data)
         offered = [f.get("name") for t in data.get("tools", []) for f in t.get("functionDeclarations", [])]
         if "run_shell_command" in offered and asked < len(COMMANDS):
-            return "text/event-stream", _reply([{"functionCall": {"name": "run_shell_command",
+            return "text/event-stream", gemini_reply([{"functionCall": {"name": "run_shell_command",
                                                                    "args": {"command": COMMANDS[asked]}}}])
-        return "text/event-stream", _reply([{"text": "done"}])
+        return "text/event-stream", gemini_reply([{"text": "done"}])
 
 
 def test_a_failing_shell_command_whose_fix_is_stored_gets_it_and_nothing_else(root, tmp_path, gemini):

@@ -120,3 +120,52 @@ def messages_stream(blocks: list[dict[str, Any]], stop: str) -> bytes:
                                   "usage": {"output_tokens": 1}}),
                ("message_stop", {"type": "message_stop"})]
     return server_sent_events(events)
+
+
+# --- the three harnesses, installed once per test session, and their providers' streams ---
+
+def claude_from_npm(where: Path) -> str:
+    """Claude Code (``CTX_TEST_CLAUDE``, else from npm into ``where``, HOME there)."""
+    return harness_from_npm(where, "@anthropic-ai/claude-code", "claude", os.environ.get("CTX_TEST_CLAUDE"),
+                            {"HOME": str(where)})
+
+
+def codex_from_npm(where: Path) -> str:
+    """Codex CLI (``CTX_TEST_CODEX``, else from npm into ``where``, a CODEX_HOME under it)."""
+    home = where / "home"
+    (home / ".codex").mkdir(parents=True)
+    return harness_from_npm(where, "@openai/codex", "codex", os.environ.get("CTX_TEST_CODEX"),
+                            {"HOME": str(home), "CODEX_HOME": str(home / ".codex")})
+
+
+def gemini_from_npm(where: Path) -> str:
+    """Gemini CLI (``CTX_TEST_GEMINI``, else from npm into ``where``, HOME there)."""
+    return harness_from_npm(where, "@google/gemini-cli", "gemini", os.environ.get("CTX_TEST_GEMINI"),
+                            {"HOME": str(where)})
+
+
+def responses_stream(number: int, item: dict[str, Any]) -> bytes:
+    """An OpenAI Responses API stream (server-sent events) whose one output item is ``item``
+    (a message or a function call), as Codex reads it."""
+    rid = f"resp_{number}"
+    if item["type"] == "message":
+        added = {**item, "content": []}
+        deltas = [{"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                   "content_index": 0, "delta": item["content"][0]["text"]}]
+    else:
+        added, deltas = {**item, "arguments": ""}, []
+    usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1, "output_tokens_details": None,
+             "total_tokens": 2}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": {"id": rid}},
+                                    {"type": "response.output_item.added", "output_index": 0, "item": added},
+                                    *deltas,
+                                    {"type": "response.output_item.done", "output_index": 0, "item": item},
+                                    {"type": "response.completed", "response": {"id": rid, "usage": usage}}]
+    return server_sent_events([(event["type"], event) for event in events])
+
+
+def gemini_reply(parts: list[dict[str, Any]]) -> bytes:
+    """A streamed GenerateContentResponse (one server-sent event) whose content is ``parts``."""
+    body = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}}
+    return f"data: {json.dumps(body)}\r\n\r\n".encode()
