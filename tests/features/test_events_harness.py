@@ -20,7 +20,7 @@ import pytest
 
 from ctx.handover import REASON
 from support.gitutil import run_ctx
-from support.standin import StandIn, claude_from_npm, server_sent_events
+from support.standin import StandIn, claude_from_npm, messages_stream
 
 pytestmark = pytest.mark.slow
 
@@ -39,28 +39,6 @@ def claude(tmp_path_factory) -> str:
 
 
 _ids = iter(range(1, 1_000_000))
-
-
-def _stream(blocks: list[dict], stop: str, input_tokens: int = 10) -> bytes:
-    """One streamed reply; each its own message id (Claude Code folds replies of one id into one
-    turn, and compacts only a history of enough turns)."""
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
-        "id": f"msg_ctx_{next(_ids)}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})]
-    for i, block in enumerate(blocks):
-        if block["type"] == "tool_use":
-            start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
-            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
-        events += [("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": i})]
-    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"input_tokens": input_tokens, "output_tokens": 1}}),
-               ("message_stop", {"type": "message_stop"})]
-    return server_sent_events(events)
 
 
 def _text(data: Any) -> str:
@@ -182,3 +160,9 @@ def test_after_a_compaction_the_start_payload_follows_and_its_summary_is_kept(cl
     kept = [r for r in found if r["key"].startswith("compaction_")]
     assert kept, found
     assert "60 s timeout" in kept[0]["entry"]["value"] and "SCRATCH-NOT-KEPT" not in kept[0]["entry"]["value"]
+
+
+def _stream(blocks: list[dict], stop: str, input_tokens: int = 10) -> bytes:
+    """One streamed reply, each its own message id (Claude Code folds replies of one id into one
+    turn, and compacts only a history of enough turns)."""
+    return messages_stream(blocks, stop, message_id=f"msg_ctx_{next(_ids)}", input_tokens=input_tokens)

@@ -13,12 +13,11 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from support.gitutil import run_ctx
-from support.standin import StandIn, claude_from_npm, server_sent_events
+from support.standin import StandIn, claude_from_npm, messages_stream
 
 pytestmark = pytest.mark.slow
 
@@ -26,26 +25,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="session")
 def claude(tmp_path_factory) -> str:
     return claude_from_npm(tmp_path_factory.mktemp("claude-code"))
-
-
-def _events(blocks: list[dict], stop: str) -> bytes:
-    """A Messages API stream (server-sent events) of ``blocks``."""
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
-        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})]
-    for i, block in enumerate(blocks):
-        if block["type"] == "tool_use":
-            start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
-            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
-        events += [("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": i})]
-    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": 1}}),
-               ("message_stop", {"type": "message_stop"})]
-    return server_sent_events(events)
 
 
 class Model(StandIn):
@@ -68,13 +47,13 @@ class Model(StandIn):
         names = [t.get("name") for t in data.get("tools", [])]
         if "mcp__ctx__get" not in names and "WaitForMcpServers" in names and not self.waited:
             self.waited = True
-            return _events([{"type": "tool_use", "id": "toolu_wait", "name": "WaitForMcpServers",
+            return messages_stream([{"type": "tool_use", "id": "toolu_wait", "name": "WaitForMcpServers",
                              "input": {"servers": ["ctx"]}}], "tool_use")
         if "mcp__ctx__get" in names and not self.called:
             self.called = True
-            return _events([{"type": "tool_use", "id": "toolu_get", "name": "mcp__ctx__get",
+            return messages_stream([{"type": "tool_use", "id": "toolu_get", "name": "mcp__ctx__get",
                              "input": {"key": "decision_pool"}}], "tool_use")
-        return _events([{"type": "text", "text": "done"}], "end_turn")
+        return messages_stream([{"type": "text", "text": "done"}], "end_turn")
 
 
 def _tool_results(requests: list[dict]) -> list[str]:

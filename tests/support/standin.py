@@ -101,12 +101,15 @@ def harness_from_npm(where: Path, package: str, program: str, given: str | None,
     return str(found)
 
 
-def messages_stream(blocks: list[dict[str, Any]], stop: str) -> bytes:
+def messages_stream(blocks: list[dict[str, Any]], stop: str, *, message_id: str = "msg_ctx",
+                    input_tokens: int | None = None) -> bytes:
     """An Anthropic Messages API stream (server-sent events) of ``blocks`` (``tool_use`` or
-    ``text``), as Claude Code reads it from ANTHROPIC_BASE_URL."""
+    ``text``), as Claude Code reads it from ANTHROPIC_BASE_URL; ``input_tokens``, when given,
+    is reported at the start and the end (what makes Claude Code compact)."""
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
-        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}})]
+        "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens or 1, "output_tokens": 1}}})]
     for i, block in enumerate(blocks):
         if block["type"] == "tool_use":
             start = {**block, "input": {}}
@@ -116,8 +119,9 @@ def messages_stream(blocks: list[dict[str, Any]], stop: str) -> bytes:
         events += [("content_block_start", {"type": "content_block_start", "index": i, "content_block": start}),
                    ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
                    ("content_block_stop", {"type": "content_block_stop", "index": i})]
+    usage = {"output_tokens": 1} if input_tokens is None else {"input_tokens": input_tokens, "output_tokens": 1}
     events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": 1}}),
+                                  "usage": usage}),
                ("message_stop", {"type": "message_stop"})]
     return server_sent_events(events)
 
