@@ -684,6 +684,31 @@ SWEPT_WRITES = {
 }
 
 
+def wait_for_orphan_git(root: Path, timeout: float = 15.0) -> None:
+    """Until no git process run on ``root`` (``git -C ROOT``) is left: a ctx killed after it
+    started git leaves that git running to its end, and what it writes meanwhile (objects,
+    then the ref and its reflog) is not yet whole for fsck to read."""
+    import time
+    needle = os.fsencode(str(root))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = False
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as got:
+                    argv = got.read().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"git") and needle in argv:
+                busy = True
+                break
+        if not busy:
+            return
+        time.sleep(0.02)
+
+
 def sweep(root: Path, env: Mapping[str, str], op: str, mode: str, skip: set, log: Path, *,
           every_object: bool = True) -> tuple[list[Step], list[str]]:
     """Run ``op`` (set, amend, delete) once per file operation it makes under the root,
@@ -743,6 +768,8 @@ def sweep(root: Path, env: Mapping[str, str], op: str, mode: str, skip: set, log
                             f"(the write went another way: {done.describe()})")
         model.apply("shared", key(i), done, change(i))
         where = f"{mode} at {step}" + (f" ({way.name})" if way else "")
+        if mode == "kill":
+            wait_for_orphan_git(root)  # a git the killed ctx started finishes on its own, as in life
         problems += [f"{where}: {p}" for p in inspect_root(root)]
         if mode != "kill" and done.returncode != 0:
             unclear = one_line_error(done)
