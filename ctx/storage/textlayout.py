@@ -104,13 +104,18 @@ def _region(data: Any, marks: _Marks) -> tuple[int, int] | None:
     return found
 
 
-def _find_region(data: Any, marks: _Marks) -> tuple[int, int] | None:
+def _entries_body(data: Any, marks: _Marks) -> int | None:
+    """Where the entries object's members begin (just after its opening brace), or None."""
     if not data.startswith(marks.start):
         return None
     opened = data.find(marks.open)
-    if opened < 0:
+    return None if opened < 0 else opened + len(marks.open)
+
+
+def _find_region(data: Any, marks: _Marks) -> tuple[int, int] | None:
+    body = _entries_body(data, marks)
+    if body is None:
         return None
-    body = opened + len(marks.open)
     if data.startswith(marks.empty, body - 1):
         close, after = body, body + 1
     elif data.startswith(marks.entry, body):
@@ -267,12 +272,9 @@ def split_pieces(raw: bytes) -> tuple[bytes, bytes, list[bytes]] | None:
     entries object is the last member ctx writes, so its closing line is looked for from
     the end (the last ``\n  }``): the entries are not searched through for it. None for
     another layout."""
-    if not raw.startswith(_BYTES.start):
+    body = _entries_body(raw, _BYTES)
+    if body is None:
         return None
-    opened = raw.find(_BYTES.open)
-    if opened < 0:
-        return None
-    body = opened + len(_BYTES.open)
     if raw.startswith(_BYTES.empty, body - 1):
         return raw[:body - 1], raw[body + 1:], []
     close = raw.rfind(_BYTES.close)
