@@ -61,7 +61,7 @@ def _heldout():
     """tests/recall/heldout.py (which imports ``recall.evalset``: given the one loaded here)."""
     import types
     package = types.ModuleType("recall")
-    package.evalset = _set  # type: ignore[attr-defined]
+    package.evalset = _set
     sys.modules.setdefault("recall", package)
     sys.modules.setdefault("recall.evalset", _set)
     return _recall_module("heldout")

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -120,7 +121,7 @@ def gate_report() -> None:
     root = make_root(WORK / "set", set_stores())
     ctx = Context(root=root, state_of=state_dir)
     embedder = meaning_model.load()
-    ways = [("words alone", None, failure_recall.WORDS_GATE)]
+    ways: list[tuple[str, Any, tuple[float, float] | None]] = [("words alone", None, failure_recall.WORDS_GATE)]
     if embedder is not None:
         ways.insert(0, (embedder.name, embedder, failure_recall.GATES.get(embedder.name)))
     else:

@@ -24,7 +24,7 @@ def _product_files() -> list[Path]:
 
 def _prose(path: Path) -> list[tuple[int, str]]:
     """Each line of a comment or a docstring-like string (triple-quoted) in ``path``."""
-    lines = []
+    lines: list[tuple[int, str]] = []
     for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
         text = token.string
         if token.type == tokenize.COMMENT or (token.type == tokenize.STRING

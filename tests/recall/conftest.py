@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ class Remembering:
     def __init__(self, model) -> None:
         self.model = model
         self.name, self.dim, self.related, self.near = model.name, model.dim, model.related, model.near
-        self.seen: dict[str, object] = {}
+        self.seen: dict[str, Any] = {}
 
     def __getattr__(self, name: str):
         return getattr(self.model, name)

@@ -29,7 +29,8 @@ def failure_root(root):
 
 
 def shares(ctx: Context, embedder) -> tuple[float, float]:
-    fixed, answered = [], []
+    fixed: list[bool] = []
+    answered: list[bool] = []
     for command, error, key in failureset.HELD_OUT:
         given = [r.key for r, _ in recall(ctx, Failure(command, error), embedder)]
         (fixed if key else answered).append(key in given if key else bool(given))

@@ -11,7 +11,7 @@ import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -59,7 +59,7 @@ class StandIn:
         """The content type and body for a POST to ``path`` (None: 404)."""
         raise NotImplementedError
 
-    def __enter__(self) -> StandIn:
+    def __enter__(self) -> Self:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
