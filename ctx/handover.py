@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from ctx.hookpayload import session_id
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -26,23 +28,12 @@ if TYPE_CHECKING:
 
 KEPT = 64               # sessions the notes file keeps; the oldest started is dropped first
 FILE_BOUND = 64 * 1024  # a notes file larger than this was not written by ctx: read as empty
-ID_BOUND = 200          # a session id longer than this is not one (Claude Code's is a UUID)
 
 REASON = ("Before you stop: this session wrote to ctx, the shared memory, and no session summary "
           "has been written since it began. Write one now with `ctx summary new --from-stdin` "
           "(Markdown on stdin): '## Done' (what was built, found or decided, each with the ctx keys "
           "that hold it) and '## Open' (each item still open, restated in full; '- None' if nothing "
           "is). Then stop. This is asked once per session.")
-
-
-def valid_session_id(value: Any) -> str | None:
-    """A session id as a harness gives it (a UUID, a thread id): printable ASCII, no space,
-    bounded; None for anything else."""
-    if not isinstance(value, str) or not 0 < len(value) <= ID_BOUND:
-        return None
-    if not all(33 <= ord(c) < 127 for c in value):
-        return None
-    return value
 
 
 def read_notes(path: StrPath) -> dict[str, dict[str, Any]]:
@@ -64,7 +55,7 @@ def read_notes(path: StrPath) -> dict[str, dict[str, Any]]:
         return {}
     kept: dict[str, dict[str, Any]] = {}
     for key, note in data.items():
-        if valid_session_id(key) and isinstance(note, dict) and _seconds(note.get("started")) is not None:
+        if session_id(key) and isinstance(note, dict) and _seconds(note.get("started")) is not None:
             kept[key] = note
     return kept
 

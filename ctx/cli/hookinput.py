@@ -1,14 +1,8 @@
-"""What a harness's hook hands ``ctx`` on stdin: one JSON object, never trusted.
-
-Read bounded (``BOUND`` bytes, a time limit for a harness that never closes the pipe),
-parsed, and only known fields taken, each checked for its type and size: ``Hook``. Any
+"""What a harness's hook hands ``ctx`` on stdin, read bounded: at most ``BOUND`` bytes, within
+``WAIT`` seconds for a harness that never closes the pipe. The one reader of a hook's stdin:
+every ``ctx event`` and ``ctx start --harness`` read it through ``Run.hook_stdin``; what it
+holds is checked field by field in the core (``ctx/hookpayload.py``: ``Hook``, ``load``). Any
 fault gives None: the hook prints nothing and exits 0 (a hook never fails its harness).
-The fields are those Claude Code, Codex CLI and Gemini CLI share (``session_id``,
-``transcript_path``, ``hook_event_name``, ``cwd``) and those of the events ctx runs at
-(``source``, ``stop_hook_active``, ``reason``, ``trigger``, ``compact_summary``). The one
-reader of a hook's stdin: every ``ctx event`` and ``ctx start --harness`` read it through
-``Run.hook_stdin`` (``ctx event failure`` takes the object whole, ``load``, for the fields
-of its harness's tool event).
 """
 
 from __future__ import annotations
@@ -22,42 +16,6 @@ if TYPE_CHECKING:
 
 BOUND = 512 * 1024   # bytes read at most (a compaction summary is the big one)
 WAIT = 2.0           # seconds to wait for the harness to write and close the pipe
-TEXT_BOUND = 200     # a short field (an event, a source, a reason) longer than this is dropped
-PATH_BOUND = 4096
-
-
-class Hook:
-    """The checked fields of one hook's input (None: absent or not valid)."""
-
-    __slots__ = ("session_id", "event", "source", "stop_hook_active", "reason", "trigger",
-                 "compact_summary", "transcript_path", "cwd")
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        from ctx.compaction import INPUT_BOUND
-        from ctx.handover import valid_session_id
-        self.session_id = valid_session_id(data.get("session_id"))
-        self.event = _short(data.get("hook_event_name"))
-        self.source = _short(data.get("source"))
-        self.reason = _short(data.get("reason"))
-        self.trigger = _short(data.get("trigger"))
-        active = data.get("stop_hook_active")
-        self.stop_hook_active = active is True
-        summary = data.get("compact_summary")
-        self.compact_summary = summary if isinstance(summary, str) and len(summary) <= INPUT_BOUND else None
-        self.transcript_path = _path(data.get("transcript_path"))
-        self.cwd = _path(data.get("cwd"))
-
-
-def _short(value: Any) -> str | None:
-    if isinstance(value, str) and 0 < len(value) <= TEXT_BOUND and value.isprintable():
-        return value
-    return None
-
-
-def _path(value: Any) -> str | None:
-    if isinstance(value, str) and 0 < len(value) <= PATH_BOUND and value.isprintable() and os.path.isabs(value):
-        return value
-    return None
 
 
 def read_raw(stream: Any = None, bound: int = BOUND, wait: float = WAIT) -> bytes | None:
@@ -102,23 +60,3 @@ def read_raw(stream: Any = None, bound: int = BOUND, wait: float = WAIT) -> byte
         if size > bound:
             return None
         chunks.append(chunk)
-
-
-def load(raw: bytes | str | None) -> dict[str, Any] | None:
-    """The JSON object in ``raw`` (its fields still unchecked: a harness module reads its
-    event's own fields with ``ctx.hookpayload``), or None when it is not one: too long, not
-    UTF-8, not JSON, not an object."""
-    if raw is None:
-        return None
-    import json
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def parse(raw: bytes | str | None) -> Hook | None:
-    """The hook input in ``raw``, or None when it is not one JSON object."""
-    data = load(raw)
-    return Hook(data) if data is not None else None

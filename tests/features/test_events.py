@@ -13,7 +13,8 @@ import time
 import pytest
 
 from ctx import handover
-from ctx.cli.hookinput import BOUND, parse, read_raw
+from ctx.cli.hookinput import BOUND, read_raw
+from ctx.hookpayload import parse
 from ctxgit.gitfiles.layout import SESSIONS, path
 from support.gitutil import git
 

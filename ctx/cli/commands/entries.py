@@ -12,9 +12,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ctx.brief import Since
-    from ctx.cli.hookinput import Hook
     from ctx.cli.run import Run
     from ctx.context import Context
+    from ctx.hookpayload import Hook
     from ctx.results import Filters
     from ctx.storage.files import StrPath
 

@@ -16,15 +16,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ctx.cli.hookinput import Hook
     from ctx.cli.run import Run
     from ctx.context import Context
+    from ctx.hookpayload import Hook
 
 
 def payload(run: Run) -> dict[str, Any] | None:
     """The hook's JSON object, fields unchecked (None: too long, not UTF-8, not JSON, not an
     object, or nothing on stdin in time)."""
-    from ctx.cli.hookinput import load
+    from ctx.hookpayload import load
     return load(run.hook_stdin())
 
 
@@ -70,7 +70,7 @@ def note_shown(context: Any, what: str, harness: str, session: str, keys: list[t
 
 def hook_input(run: Run) -> Hook | None:
     """The hook's input, its known fields checked (``hookinput.Hook``)."""
-    from ctx.cli.hookinput import parse
+    from ctx.hookpayload import parse
     return parse(run.hook_stdin())
 
 
