@@ -34,29 +34,16 @@ def log_path(state: StrPath | None) -> str | None:
     return os.path.join(state, LOG_NAME) if state is not None else None
 
 
-def _string(text: str) -> str:
-    """``text`` as a JSON string. By hand: ``ctx start`` writes a record, and the json module
-    (with re, enum, functools) is no start's import (tests/cli/test_fastcli.py,
-    test_the_reads_load_neither_re_nor_pathlib); what ``read`` parses back is JSON."""
-    out = []
-    for ch in text:
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff" or ch in "\u2028\u2029":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
 def _line(what: str, harness: str, session: str, author: str, keys: list[tuple[str, str]],
           time: str | None) -> bytes:
+    """One record as a line of JSON, every character past ASCII escaped (a lone surrogate in a
+    key still makes valid UTF-8), through ctx's one codec (``ctx/jsoncodec.py``, which loads no
+    ``json`` on a start's path: tests/cli/test_fastcli.py)."""
+    from ctx.jsoncodec import compact
     from ctx.model import now
-    fields = [("time", time or now()), ("what", what), ("harness", harness[:64]), ("session", session[:128]),
-              ("author", author[:128])]
-    head = ",".join(f"{_string(name)}:{_string(value)}" for name, value in fields)
-    listed = ",".join('{"store":' + _string(s) + ',"key":' + _string(k) + "}" for s, k in keys[:MAX_KEYS])
-    return ("{" + head + ',"keys":[' + listed + "]}\n").encode("utf-8", "surrogatepass")
+    record = {"time": time or now(), "what": what, "harness": harness[:64], "session": session[:128],
+              "author": author[:128], "keys": [{"store": s, "key": k} for s, k in keys[:MAX_KEYS]]}
+    return (compact(record, ascii=True) + "\n").encode("ascii")
 
 
 def note(state: StrPath | None, what: str, harness: str, session: str, author: str,
@@ -95,11 +82,11 @@ def _trim(path: str) -> None:
 
 
 def _record(raw: bytes) -> dict[str, Any] | None:
-    import json
+    from ctx.jsoncodec import loads
     if len(raw) > MAX_LINE:
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads(raw)
     except (UnicodeDecodeError, ValueError):
         return None
     if not isinstance(data, dict):
