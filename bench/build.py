@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,6 +69,17 @@ def make_entries(n: int, seed: int = 7) -> dict[str, dict[str, dict]]:
 def store_bytes(name: str, entries: dict) -> bytes:
     data = {"type": name, "version": "1", "last_updated": stamp(EPOCH), "entries": entries}
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def make_root(path: Path, stores: dict[str, dict[str, dict]]) -> Path:
+    """A fresh git work tree at ``path`` holding ``stores`` (name -> entries) as store files,
+    uncommitted (the recall benches' contexts)."""
+    shutil.rmtree(path, ignore_errors=True)
+    (path / "memory").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    for name, entries in stores.items():
+        (path / "memory" / f"{name}.json").write_bytes(store_bytes(name, entries))
+    return path
 
 
 def summary(day: int) -> str:

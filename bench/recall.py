@@ -88,15 +88,6 @@ TOP = 5
 QUERY = "why do big file transfers break"
 
 
-def make_root(path: Path, stores: dict[str, dict[str, dict]]) -> Path:
-    shutil.rmtree(path, ignore_errors=True)
-    (path / "memory").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
-    for name, entries in stores.items():
-        (path / "memory" / f"{name}.json").write_bytes(build.store_bytes(name, entries))
-    return path
-
-
 # --- 1. recall ----------------------------------------------------------------------------
 
 def shares(found: dict[str, list[bool]], ranks: list[float]) -> list[float]:
@@ -109,7 +100,7 @@ def reciprocal(top: list[str], answers: tuple[str, ...]) -> float:
 
 
 def recall_rows(name: str, recall_set) -> list[tuple[str, list[float]]]:
-    root = make_root(WORK / name.replace(" ", "-"), recall_set.entries_by_store())
+    root = build.make_root(WORK / name.replace(" ", "-"), recall_set.entries_by_store())
     context = Context(root, state_of=state_dir)  # the read index kept as the front door keeps it
     embedder = meaning_model.shared()
     ways = {
@@ -259,7 +250,7 @@ def on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[float, str]:
 def first_build(n: int) -> tuple[Path, dict[str, str], float, float, str]:
     """A root of ``n`` entries, its read index made, then its first `ctx search --semantic`:
     (root, env, index bytes before, seconds, the last progress line)."""
-    root = make_root(WORK / f"big-{n}", big_stores(n))
+    root = build.make_root(WORK / f"big-{n}", big_stores(n))
     env = env_for(root)
     timed(["list", "--limit", "1"], env)  # the read index, as every read has it
     before = index_bytes(root)
@@ -273,7 +264,7 @@ def cost_rows(n: int, runs: int, calls: int) -> list[tuple[str, str, str, str]]:
     grown = index_bytes(root) - before
     plain = root.with_name(root.name + "-plain")  # the same entries, never searched by meaning
     shutil.rmtree(plain, ignore_errors=True)
-    make_root(plain, big_stores(n))
+    build.make_root(plain, big_stores(n))
     timed(["list", "--limit", "1"], env_for(plain))
     colds = [timed(["search", "--semantic", QUERY], env) for _ in range(runs)]
     colds_words = [timed(["search", QUERY], env) for _ in range(runs)]

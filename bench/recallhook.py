@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -51,15 +50,6 @@ from ctxgit.gitfiles.layout import state_dir
 
 CTX = str(Path(sys.executable).parent / "ctx")
 WORK = Path(os.environ.get("CTX_BENCH_DIR", Path(tempfile.gettempdir()) / "ctx-bench")) / "recallhook"
-
-
-def make_root(path: Path, stores: dict[str, dict[str, dict]]) -> Path:
-    shutil.rmtree(path, ignore_errors=True)
-    (path / "memory").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
-    for name, entries in stores.items():
-        (path / "memory" / f"{name}.json").write_bytes(build.store_bytes(name, entries))
-    return path
 
 
 def set_stores() -> dict[str, dict[str, dict]]:
@@ -118,7 +108,7 @@ def pick(scores) -> tuple[tuple[float, float], int]:
 
 
 def gate_report() -> None:
-    root = make_root(WORK / "set", set_stores())
+    root = build.make_root(WORK / "set", set_stores())
     ctx = Context(root=root, state_of=state_dir)
     embedder = meaning_model.load()
     ways: list[tuple[str, Any, tuple[float, float] | None]] = [("words alone", None, failure_recall.WORDS_GATE)]
@@ -188,7 +178,7 @@ def timing(sizes: list[int], runs: int) -> None:
     print(f"{'entries':>8}  {'no vectors yet (words)':>24}  {'vectors kept, model cold':>26}  "
           f"{'warm (in process)':>18}")
     for n in sizes:
-        root = make_root(WORK / f"t{n}", scaled(n))
+        root = build.make_root(WORK / f"t{n}", scaled(n))
         env = {**os.environ, "CTX_HOME": str(root)}
         subprocess.run([CTX, "list", "-n", "1"], env=env, capture_output=True, timeout=600)  # the read index
         fresh = []

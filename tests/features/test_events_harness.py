@@ -20,7 +20,7 @@ import pytest
 
 from ctx.handover import REASON
 from support.gitutil import run_ctx
-from support.standin import StandIn, claude_from_npm, messages_stream
+from support.standin import StandIn, claude_from_npm, messages_reply, messages_stream
 
 pytestmark = pytest.mark.slow
 
@@ -71,10 +71,7 @@ class Model(StandIn):
 
     def answer(self, path: str, data: dict) -> tuple[str, bytes]:
         if not data.get("stream"):
-            return "application/json", json.dumps({
-                "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+            return "application/json", messages_reply("ok")
         last = _last_user(data)
         if self.big and not self.compacted and "<analysis>" in last and "<summary>" in last:
             self.compacted = True

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from support.gitutil import run_ctx
-from support.standin import StandIn, claude_from_npm, messages_stream
+from support.standin import StandIn, claude_from_npm, messages_reply, messages_stream
 
 pytestmark = pytest.mark.slow
 
@@ -37,10 +37,7 @@ class Model(StandIn):
 
     def answer(self, path: str, data: dict) -> tuple[str, bytes]:
         if not data.get("stream"):
-            return "application/json", json.dumps({
-                "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+            return "application/json", messages_reply("ok")
         return "text/event-stream", self.stream(data)
 
     def stream(self, data: dict) -> bytes:

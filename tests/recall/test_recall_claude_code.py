@@ -19,7 +19,7 @@ import pytest
 
 from ctx.failure_recall import FENCE_OPEN
 from support.gitutil import run_ctx
-from support.standin import StandIn, claude_from_npm, messages_stream
+from support.standin import StandIn, claude_from_npm, messages_reply, messages_stream
 
 pytestmark = pytest.mark.slow
 
@@ -38,10 +38,7 @@ class Model(StandIn):
 
     def answer(self, path: str, data: dict) -> tuple[str, bytes]:
         if not data.get("stream"):
-            return "application/json", json.dumps({
-                "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+            return "application/json", messages_reply("ok")
         asked = len(self._results(data))
         if "Bash" in [t.get("name") for t in data.get("tools", [])] and asked < len(COMMANDS):
             return "text/event-stream", messages_stream([{"type": "tool_use", "id": f"toolu_{asked}", "name": "Bash",

@@ -101,6 +101,15 @@ def harness_from_npm(where: Path, package: str, program: str, given: str | None,
     return str(found)
 
 
+def messages_reply(text: str) -> bytes:
+    """An Anthropic Messages API answer that is not streamed (Claude Code asks one for a
+    session's title, beside the agent's own streamed turns): one text block."""
+    return json.dumps({
+        "id": "msg_ctx", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+
+
 def messages_stream(blocks: list[dict[str, Any]], stop: str, *, message_id: str = "msg_ctx",
                     input_tokens: int | None = None) -> bytes:
     """An Anthropic Messages API stream (server-sent events) of ``blocks`` (``tool_use`` or
