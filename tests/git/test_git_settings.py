@@ -118,3 +118,159 @@ def test_without_git_a_setting_libgit2_cannot_honour_is_refused_naming_it(root, 
     assert done.stderr.startswith(f"ctx: {setting}:") and done.stderr.count("\n") == 1, done.stderr
     assert (root / "memory" / "shared.json").read_bytes() == before
     assert _git(root, "rev-parse", "HEAD") == head
+
+
+# --- every path that changes the index or a ref, not only the write (issue 36) ---------------
+
+INDEX_FORMS = ["split", "v4"]
+
+
+def _index_form(root, form: str) -> None:
+    """Turn ``root``'s index into ``form`` the way an operator would: the setting, then git
+    rewriting the index it has."""
+    if form == "split":
+        _git(root, "config", "core.splitIndex", "true")
+        _git(root, "update-index", "--split-index")
+    else:
+        _git(root, "config", "index.version", "4")
+        _git(root, "update-index", "--index-version", "4")
+    _assert_form(root, form)
+
+
+def _assert_form(root, form: str) -> None:
+    if form == "split":
+        assert _git(root, "rev-parse", "--shared-index-path").strip(), "the index is no longer split"
+    else:
+        assert (root / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\x04", "the index is no longer version 4"
+
+
+def _assert_gits(root, form: str, moved_by: str | None = None) -> None:
+    """What git says after a ctx command: a clean status, a clean fsck, the index still in its
+    form, and HEAD's and main's reflogs ending at HEAD (``moved_by``: the newest line says so)."""
+    assert _git(root, "status", "--short") == ""
+    done = subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict", "--no-dangling"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "error" not in done.stderr.lower(), done.stdout + done.stderr
+    _assert_form(root, form)
+    head = _git(root, "rev-parse", "HEAD").strip()
+    for ref in ("HEAD", "refs/heads/main"):
+        newest = _git(root, "reflog", "show", "-1", "--format=%H %gs", ref).strip()
+        assert newest.split(" ", 1)[0] == head, (ref, newest)
+        if moved_by is not None:
+            assert moved_by in newest, (ref, newest)
+
+
+@pytest.fixture
+def pair(tmp_path, monkeypatch):
+    """Two machines sharing a bare remote (fetch and push in process: the subject is the index)."""
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", "libgit2")
+    from support.syncutil import network
+    bare, (a, b) = network(tmp_path, "A", "B")
+    return a, b
+
+
+def _ok(machine, *args: str):
+    done = machine.run(*args)
+    assert done.exit_code == 0, (args, done.exit_code, done.stdout, done.stderr, done.exception)
+    assert "GitError" not in done.stderr
+    return done
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+@pytest.mark.parametrize("command", ["sync", "pull"])
+def test_a_fast_forward_keeps_gits_index(pair, form, command):
+    a, b = pair
+    _ok(b, "set", "a:c", "two")
+    _ok(b, "sync")
+    _ok(a, "sync")
+    _index_form(b.root, form)
+    _ok(a, "set", "a:e", "four")
+    _ok(a, "sync")
+    assert _ok(b, command).stdout.startswith("pull: fast-forward")
+    assert b.head() == a.head()
+    _assert_gits(b.root, form, moved_by="fast-forward")
+    _ok(b, "set", "after", "five")
+    _assert_gits(b.root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_a_merge_keeps_gits_index(pair, form):
+    a, b = pair
+    _index_form(b.root, form)
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "sync")
+    _ok(b, "set", "from_b", "two")
+    assert _ok(b, "sync").stdout.startswith("pull: merge")
+    assert len(_git(b.root, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
+    _assert_gits(b.root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_sync_continue_keeps_gits_index(pair, form):
+    a, b = pair
+    rules = (a.root / "RULES.md").read_text(encoding="utf-8")
+    first = rules.splitlines()[0]
+    for m, side in ((a, "A"), (b, "B")):
+        m.write_file("RULES.md", rules.replace(first, f"{first} (edited on {side})", 1))
+        m.commit_outside()
+    _ok(a, "sync")
+    _index_form(b.root, form)
+    assert b.run("sync").exit_code == 4
+    b.write_file("RULES.md", rules.replace(first, f"{first} (edited on A and B)", 1))
+    assert "merge: committed" in _ok(b, "sync", "--continue").stdout
+    _assert_gits(b.root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_doctor_reads_gits_index(root, run, form):
+    assert run("set", "k0", "first").exit_code == 0
+    _index_form(root, form)
+    done = run("doctor", "--check")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "cannot be read" not in done.stdout and "GitError" not in done.stderr
+    (root / "memory" / "shared.json.lock").write_text("")
+    _git(root, "add", "-f", "memory/shared.json.lock")  # local state in the index: doctor names it
+    assert "in the index but never to be committed" in run("doctor", "--check").stdout
+    done = run("doctor")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "memory/shared.json.lock" not in _git(root, "ls-files")
+    (root / "memory" / "shared.json.lock").unlink()
+    _assert_gits(root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_purge_keeps_gits_index(root, run, form):
+    assert run("set", "leak", "sk-not-a-real-secret-but-long").exit_code == 0
+    assert run("set", "k1", "kept").exit_code == 0
+    _index_form(root, form)
+    done = run("purge", "leak", "--yes")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "leak" not in _git(root, "show", "HEAD:memory/shared.json")
+    _assert_gits(root, form, moved_by="purge")
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_revert_keeps_gits_index(root, run, form):
+    assert run("set", "k0", "first").exit_code == 0
+    assert run("set", "k1", "second").exit_code == 0
+    _index_form(root, form)
+    done = run("revert", "HEAD")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "k1" not in _git(root, "show", "HEAD:memory/shared.json")
+    _assert_gits(root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+@pytest.mark.parametrize("transport", ["git", "libgit2"])
+def test_a_clone_then_a_write_keeps_gits_index(pair, tmp_path, monkeypatch, form, transport):
+    """The setting in the operator's own git config: the clone's first index is git's too."""
+    from support.syncutil import clone_machine
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", transport)
+    a, _ = pair
+    key, value = ("core.splitIndex", "true") if form == "split" else ("index.version", "4")
+    subprocess.run(["git", "config", "--global", key, value], check=True)
+    c = clone_machine(a.root.parent / "remote" / "ctx.git", tmp_path / "machine C", "C")
+    assert c.entry("seed") is not None
+    _assert_gits(c.root, form)
+    _ok(c, "set", "k", "v")
+    _assert_gits(c.root, form)
