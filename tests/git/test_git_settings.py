@@ -144,16 +144,17 @@ def _assert_form(root, form: str) -> None:
         assert (root / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\x04", "the index is no longer version 4"
 
 
-def _assert_gits(root, form: str, moved_by: str | None = None) -> None:
+def _assert_gits(root, form: str, moved_by: str | None = None, reflog: bool = True) -> None:
     """What git says after a ctx command: a clean status, a clean fsck, the index still in its
-    form, and HEAD's and main's reflogs ending at HEAD (``moved_by``: the newest line says so)."""
+    form, and HEAD's and main's reflogs ending at HEAD (``moved_by``: the newest line says so;
+    ``reflog`` False: there is none, a purge expires it)."""
     assert _git(root, "status", "--short") == ""
     done = subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict", "--no-dangling"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and "error" not in done.stderr.lower(), done.stdout + done.stderr
     _assert_form(root, form)
     head = _git(root, "rev-parse", "HEAD").strip()
-    for ref in ("HEAD", "refs/heads/main"):
+    for ref in ("HEAD", "refs/heads/main") if reflog else ():
         newest = _git(root, "reflog", "show", "-1", "--format=%H %gs", ref).strip()
         assert newest.split(" ", 1)[0] == head, (ref, newest)
         if moved_by is not None:
@@ -228,13 +229,13 @@ def test_doctor_reads_gits_index(root, run, form):
     done = run("doctor", "--check")
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "cannot be read" not in done.stdout and "GitError" not in done.stderr
-    (root / "memory" / "shared.json.lock").write_text("")
-    _git(root, "add", "-f", "memory/shared.json.lock")  # local state in the index: doctor names it
+    (root / "junk.tmp").write_text("half a write")
+    _git(root, "add", "-f", "junk.tmp")  # local state in the index: doctor names it, then takes it out
     assert "in the index but never to be committed" in run("doctor", "--check").stdout
     done = run("doctor")
     assert done.exit_code == 0, done.stdout + done.stderr
-    assert "memory/shared.json.lock" not in _git(root, "ls-files")
-    (root / "memory" / "shared.json.lock").unlink()
+    assert "junk.tmp" not in _git(root, "ls-files")
+    (root / "junk.tmp").unlink()
     _assert_gits(root, form)
 
 
@@ -246,7 +247,8 @@ def test_purge_keeps_gits_index(root, run, form):
     done = run("purge", "leak", "--yes")
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "leak" not in _git(root, "show", "HEAD:memory/shared.json")
-    _assert_gits(root, form, moved_by="purge")
+    assert "leak" not in (root / "memory" / "shared.json").read_text()
+    _assert_gits(root, form, reflog=False)  # (expired: the old commits are pruned)
 
 
 @pytest.mark.parametrize("form", INDEX_FORMS)
@@ -274,3 +276,42 @@ def test_a_clone_then_a_write_keeps_gits_index(pair, tmp_path, monkeypatch, form
     _assert_gits(c.root, form)
     _ok(c, "set", "k", "v")
     _assert_gits(c.root, form)
+
+
+@pytest.mark.parametrize("git_on_path", [True, False], ids=["git", "libgit2"])
+def test_a_fast_forward_whose_branch_cannot_move_puts_the_files_back(pair, monkeypatch, git_on_path):
+    """The ref moves last; when it cannot (another git holds main's lock), the files and the
+    index are as they were: never a work tree changed with the index and the ref behind."""
+    a, b = pair
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "set", "agent_a", "two", "--store", "agent")
+    _ok(a, "sync")
+    head, files = b.head(), b.files()
+    if not git_on_path:
+        _without_git(monkeypatch)
+    monkeypatch.setenv("CTX_GIT_RETRY_SECONDS", "0")
+    lock = b.root / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    done = b.run("pull")
+    assert done.exit_code != 0
+    assert done.stderr.startswith("ctx: ") and done.stderr.count("\n") == 1, done.stderr
+    assert b.head() == head and b.files() == files
+    lock.unlink()
+    assert _git(b.root, "status", "--short") == ""
+    assert _ok(b, "pull").stdout.startswith("pull: fast-forward")
+    assert b.head() == a.head()
+
+
+def test_without_git_a_pull_into_a_split_index_is_refused_naming_it(pair, monkeypatch):
+    a, b = pair
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "sync")
+    _index_form(b.root, "split")
+    head, files = b.head(), b.files()
+    _without_git(monkeypatch)
+    done = b.run("pull")
+    assert done.exit_code != 0
+    assert done.stderr.startswith("ctx: core.splitIndex:") and done.stderr.count("\n") == 1, done.stderr
+    assert b.head() == head and b.files() == files
+    doctor = b.run("doctor", "--check")
+    assert "core.splitIndex:" in doctor.stdout and "GitError" not in doctor.stderr
