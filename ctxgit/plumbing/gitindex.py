@@ -51,16 +51,21 @@ def tracked(repo: pygit2.Repository) -> list[str]:
 
 
 def move_branch(repo: pygit2.Repository, ref: str, new: pygit2.Oid, old: pygit2.Oid | None, log: str) -> None:
+    """``set_ref``, then HEAD names ``ref`` if it named another branch."""
+    set_ref(repo, ref, new, old, log)
+    name_branch(repo, ref, log)
+
+
+def set_ref(repo: pygit2.Repository, ref: str, new: pygit2.Oid, old: pygit2.Oid | None, log: str) -> None:
     """``ref`` to ``new`` if it is still at ``old`` (None: it does not exist yet), logged as
-    ``log``; HEAD then names ``ref`` if it named another branch."""
+    ``log`` (GitError naming a lock file in the way: ``locks.locked_file`` reads it)."""
     if gitcommit.program() is not None:
         gitcommit.advance(repo.workdir, ref, str(new), str(old) if old is not None else None, log)
-    else:
-        try:
-            repo.create_reference_direct(ref, new, True, log)
-        except (pygit2.GitError, OSError) as exc:  # a locked ref comes as OSError
-            raise GitError(f"moving the branch: {exc}") from None
-    name_branch(repo, ref, log)
+        return
+    try:
+        repo.create_reference_direct(ref, new, True, log)
+    except (pygit2.GitError, OSError) as exc:  # a locked ref comes as OSError
+        raise GitError(f"moving {ref}: {exc}") from None
 
 
 def name_branch(repo: pygit2.Repository, ref: str, log: str) -> None:

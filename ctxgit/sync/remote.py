@@ -239,9 +239,10 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
                                deadline.limit() if deadline is not None else None)
         else:
             _libgit2_push(ctx.root, remote, behind, deadline)
+        tracking = tracking_ref(name_of(remote))
         try:
-            repo.references.create(tracking_ref(name_of(remote)), head, force=True)
-        except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
+            gitindex.set_ref(repo, tracking, head, gitindex.branch_at(repo, tracking), "update by push")
+        except GitError as exc:
             lock = locked_file(str(exc))
             raise (lock_error(f"pushed to {name_of(remote)}, but", lock) if lock else
                    GitError(f"pushed to {name_of(remote)}, but: {exc}")) from None

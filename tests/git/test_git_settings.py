@@ -315,3 +315,23 @@ def test_without_git_a_pull_into_a_split_index_is_refused_naming_it(pair, monkey
     assert b.head() == head and b.files() == files
     doctor = b.run("doctor", "--check")
     assert "core.splitIndex:" in doctor.stdout and "GitError" not in doctor.stderr
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_a_push_moves_the_remote_tracking_branch_through_git(pair, monkeypatch, form):
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")  # (libgit2's push moves it itself)
+    a, b = pair
+    _index_form(b.root, form)
+    _ok(b, "set", "from_b", "one")
+    assert "push: sent" in _ok(b, "sync").stdout
+    newest = _git(b.root, "reflog", "show", "-1", "--format=%H %gs", "refs/remotes/origin/main").split(" ", 1)
+    assert newest == [b.head(), "update by push\n"], newest
+    _assert_gits(b.root, form)
+    monkeypatch.setenv("CTX_GIT_RETRY_SECONDS", "0")
+    lock = b.root / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.write_text("")
+    _ok(b, "set", "again", "two")
+    done = b.run("push")
+    assert done.exit_code != 0
+    assert done.stderr.startswith("ctx: pushed to origin, but: ") and "main.lock is in the way" in done.stderr, \
+        done.stderr
