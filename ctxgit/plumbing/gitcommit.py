@@ -263,3 +263,21 @@ def advance(root: StrPath, ref: str, new: str, old: str | None, log: str) -> Non
     done = _retrying(root, ["update-ref", "-m", log, ref, new, old or "0" * 40])
     if done.returncode != 0:
         raise _failed("moving the branch", done)
+
+
+def read_tree(root: StrPath, tree: str) -> None:
+    """git's index holds exactly ``tree`` (unmerged entries dropped; the work tree untouched,
+    ctx writes the files itself), in the form git's settings give it (``core.splitIndex``,
+    ``index.version``: tests/git/test_git_settings.py); then the index's file data is
+    refreshed from disk, so a ``git status`` need not read the files again."""
+    done = _retrying(root, ["read-tree", "--reset", tree])
+    if done.returncode != 0:
+        raise _failed("updating the index", done)
+    _retrying(root, ["update-index", "-q", "--refresh"])  # (a refresh that fails changes no content)
+
+
+def point_head(root: StrPath, ref: str, log: str) -> None:
+    """HEAD names the branch ``ref`` (a clone's HEAD was the remote's branch)."""
+    done = _retrying(root, ["symbolic-ref", "-m", log, "HEAD", ref])
+    if done.returncode != 0:
+        raise _failed("pointing HEAD at the branch", done)

@@ -211,31 +211,42 @@ def dirty_paths(repo: pygit2.Repository) -> list[str]:
 
 
 def _by_git(repo: pygit2.Repository) -> bool:
-    """Whether git itself commits here: it is on PATH and no merge waits (``git commit
-    --only`` refuses a partial commit then; libgit2 commits the paths whatever
-    MERGE_HEAD says)."""
-    if gitcommit.program() is None:
-        return False
-    return not os.path.exists(os.path.join(repo.path, "MERGE_HEAD"))
+    """Whether git itself commits here: it is on PATH (a merge that waits too: then the
+    commit is made from the index, ``git commit --only`` refusing a partial commit during a
+    merge; tests/git/test_git_settings.py)."""
+    return gitcommit.program() is not None
+
+
+def _merge_waits(repo: pygit2.Repository) -> bool:
+    return os.path.exists(os.path.join(repo.path, "MERGE_HEAD"))
 
 
 def _refuse_what_libgit2_cannot(repo: pygit2.Repository) -> None:
     """A setting libgit2 cannot honour stops the write with one line naming it, before
     anything is written (tests/git/test_git_settings.py)."""
+    refuse_split_index(repo)
     try:
-        config = repo.config
-        split = "core.splitIndex" in config and config.get_bool("core.splitIndex")
-        signs = "commit.gpgsign" in config and config.get_bool("commit.gpgsign")
+        signs = "commit.gpgsign" in repo.config and repo.config.get_bool("commit.gpgsign")
     except (pygit2.GitError, ValueError):
         return
-    if split or os.path.exists(os.path.join(repo.path, "sharedindex")) or \
-            any(n.startswith("sharedindex.") for n in os.listdir(repo.path)):
-        raise GitError("core.splitIndex: this repository's index is split, which libgit2 cannot read "
-                       "or write, and git is not on PATH; nothing was written (install git, or run "
-                       "`git update-index --no-split-index` where git is)")
     if signs:
         raise GitError("commit.gpgsign: commits here are to be signed, which only git does, and git "
                        "is not on PATH; nothing was written")
+
+
+def refuse_split_index(repo: pygit2.Repository, then: str = "nothing was written") -> None:
+    """GitError naming ``core.splitIndex`` when the index is split: libgit2 reads and writes
+    every other index git makes (call where git is not on PATH; ``then``: what that means
+    for the caller, after the reason)."""
+    try:
+        split = "core.splitIndex" in repo.config and repo.config.get_bool("core.splitIndex")
+    except (pygit2.GitError, ValueError):
+        split = False
+    if split or os.path.exists(os.path.join(repo.path, "sharedindex")) or \
+            any(n.startswith("sharedindex.") for n in os.listdir(repo.path)):
+        raise GitError("core.splitIndex: this repository's index is split, which libgit2 cannot read "
+                       f"or write, and git is not on PATH; {then} (install git, or run "
+                       "`git update-index --no-split-index` where git is)")
 
 
 def blob_data(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
@@ -321,6 +332,7 @@ def commit_paths(repo: pygit2.Repository, paths: Iterable[str], message: str,
     simple = parent is not None and not extra_parents and not stray
     if simple and parent is not None and not any(_differs(repo, parent.tree, root, p) for p in wanted):
         return False  # (asked of git, it would still write .git/COMMIT_EDITMSG)
+    simple = simple and not _merge_waits(repo)
     if parent is not None and simple and all(_in_tree(parent.tree, p) for p in wanted):
         return gitcommit.commit(root, wanted, message, author, committer) if wanted else False
     if wanted:

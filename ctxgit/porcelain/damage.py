@@ -104,8 +104,12 @@ def store_damage(root: Path) -> list[Found]:
 
 
 def index_damage(repo) -> list[Found]:
-    """The index as git would read it from disk: empty or garbled, every git command fails."""
-    import pygit2
+    """The index as git would read it from disk: empty or garbled, every git command fails.
+    Read by git where it is on PATH (``gitindex.tracked``: every form git writes, a split
+    index too: tests/git/test_git_settings.py); a split one without git is named as such."""
+    from ctx.errors import GitError
+    from ctxgit.plumbing import gitcommit, gitindex
+    from ctxgit.plumbing.repo import refuse_split_index
     found: list[Found] = []
     index = Path(repo.path) / "index"
     try:
@@ -117,8 +121,13 @@ def index_damage(repo) -> list[Found]:
                       "makes it again from main", "index"))
     elif size is not None:
         try:
-            pygit2.Index(str(index))
-        except (pygit2.GitError, OSError, ValueError) as exc:
+            if gitcommit.program() is None:
+                refuse_split_index(repo, "ctx cannot check it")
+        except GitError as exc:
+            return [(str(exc), "index")]
+        try:
+            gitindex.tracked(repo)
+        except GitError as exc:
             found.append((f".git/index cannot be read ({_one_line(exc)}): `git reset` (in the context "
                           "root) makes it again from main", "index"))
     return found

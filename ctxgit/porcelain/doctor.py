@@ -21,7 +21,7 @@ from ctx.model import STORES
 from ctx.storage.files import incomplete_message, is_link, read_store, sweep_temporaries
 from ctx.storage.lock import context_lock
 from ctxgit.gitfiles import waiting
-from ctxgit.plumbing import pack
+from ctxgit.plumbing import gitindex, pack
 from ctxgit.plumbing.locks import stale_locks
 from ctxgit.plumbing.repo import clear_half_made, commit_paths, dirty_paths, half_made, open_repo, system_signature
 from ctxgit.recorder import broken_store
@@ -162,7 +162,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
                  and not is_link(root / p)]  # (a link: named by damage.links, never committed)
         if dirty:
             findings.append(Finding(f"changed outside ctx and not committed: {_names(dirty)}", kind="dirty"))
-        tracked = [e.path for e in repo.index if forbidden(e.path)]
+        tracked = [p for p in gitindex.tracked(repo) if forbidden(p)]
         if tracked:
             findings.append(Finding(f"in the index but never to be committed: {_names(tracked)}",
                                     kind="tracked"))
@@ -182,7 +182,7 @@ def examine(ctx: Context, repair: bool, git: bool = True) -> list[Finding]:
             ctx.recorder.prepare()  # creates the repository, .gitignore lines, commits outside changes
             ctx.recorder.settle("doctor: repository repaired", "doctor")
             repo = open_repo(root)
-            if repo is not None and any(forbidden(e.path) for e in repo.index):
+            if repo is not None and any(forbidden(p) for p in gitindex.tracked(repo)):
                 # commit_paths never stages a forbidden path and takes it out of the index
                 commit_paths(repo, [], "doctor: stop tracking local state\n\nCtx-Operation: doctor\n",
                              system_signature(), untrack=True)

@@ -23,12 +23,14 @@ from pygit2.enums import SortMode
 
 from ctx import progress
 from ctx.context import Context
-from ctx.errors import GitError, NotFound
+from ctx.errors import GitError, NotFound, StoreError
 from ctx.model import json_text
 from ctx.storage.files import atomic_write
 from ctx.storage.lock import context_lock
 from ctx.storage.textlayout import read_entry, remove_entry, serialize
 from ctxgit.gitfiles.layout import BRANCH_REF
+from ctxgit.plumbing import gitcommit, gitindex
+from ctxgit.plumbing.gitcommit import Person
 from ctxgit.plumbing.gitenv import clean_git_env
 from ctxgit.plumbing.repo import create_signed, open_repo, signs
 
@@ -99,6 +101,7 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
         repo = open_repo(root)
         if repo is None or repo.head_is_unborn:
             raise NotFound(f"the context at {root} has no history")
+        gitindex.refuse_what_libgit2_cannot(repo)  # (before any commit is rewritten)
         old_head = repo.head.peel(pygit2.Commit).id
         how = signs(repo)  # a signed commit is signed again when rewritten (by git)
         commits = list(repo.walk(old_head, SortMode.TOPOLOGICAL | SortMode.REVERSE))
@@ -133,27 +136,25 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
                 mapping[commit.id] = commit.id
                 continue
             first = first or str(commit.id)
-            if how and commit.gpg_signature[0]:
-                mapping[commit.id] = create_signed(repo, commit.author, commit.committer, message,
-                                                   new_tree_id, parents)
-            else:
-                mapping[commit.id] = repo.create_commit(None, commit.author, commit.committer, message,
-                                                        new_tree_id, parents)
+            mapping[commit.id] = _rewritten(repo, commit, message, new_tree_id, parents,
+                                            how and bool(commit.gpg_signature[0]))
             rewritten += 1
         if first is None:
             raise NotFound(f"no entry {key!r} in {store!r} anywhere in the history")
         new_head = mapping[old_head]
-        repo.references.create(BRANCH_REF, new_head, force=True)
-        # the file on disk and the index follow the rewritten HEAD
+        # the file on disk and the index follow the rewritten HEAD; the branch moves last
         disk = root / path
-        if disk.exists():
-            data, removed = cut_entry(disk.read_bytes(), key)
-            if removed is not None:
-                atomic_write(disk, data)
-        index = repo.index
-        index.read(True)
-        index.read_tree(repo[new_head].tree)
-        index.write()
+        before = disk.read_bytes() if disk.is_file() else None
+        try:
+            if before is not None:
+                data, removed = cut_entry(before, key)
+                if removed is not None:
+                    atomic_write(disk, data)
+            gitindex.index_to(repo, repo[new_head].peel(pygit2.Commit).tree_id)
+            gitindex.move_branch(repo, BRANCH_REF, new_head, old_head, f"purge: {store}/{key} cut from the history")
+        except Exception:
+            _put_back(repo, disk, before, old_head)
+            raise
         progress.step("pruning the old commits (git gc)")
         pruned = _prune(root)
     notes = ["remotes still hold the old commits: push with --force to replace them",
@@ -161,6 +162,31 @@ def purge(ctx: Context, key: str, store: str) -> PurgeResult:
     if not pruned:
         notes.insert(0, "git was not found: the old objects stay on disk until `git gc --prune=now`")
     return PurgeResult(rewritten, str(old_head), str(new_head), pruned, first, notes)
+
+
+def _rewritten(repo: pygit2.Repository, commit: pygit2.Commit, message: str, tree: pygit2.Oid,
+               parents: list[pygit2.Oid], sign: bool) -> pygit2.Oid:
+    """``commit`` again with ``tree``, ``parents`` and ``message``, its author and committer
+    kept: made by git where it is on PATH (signed again when ``sign``), else by libgit2."""
+    if sign:
+        return create_signed(repo, commit.author, commit.committer, message, tree, parents)
+    if gitcommit.program() is None:
+        return repo.create_commit(None, commit.author, commit.committer, message, tree, parents)
+    author, committer = (Person(s.name, s.email, s.time, s.offset) for s in (commit.author, commit.committer))
+    made = gitcommit.commit_tree(repo.workdir, str(tree), [str(p) for p in parents], message, author,
+                                 committer, False)
+    return pygit2.Oid(hex=made)
+
+
+def _put_back(repo: pygit2.Repository, disk: Path, before: bytes | None, head: pygit2.Oid) -> None:
+    """A purge that failed before its branch moved: the store file and the index as they were
+    (never raises: the failure is the one said)."""
+    try:
+        if before is not None:
+            atomic_write(disk, before)
+        gitindex.index_to(repo, repo[head].peel(pygit2.Commit).tree_id)
+    except (GitError, OSError, StoreError):
+        pass
 
 
 def _prune(root: Path) -> bool:

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pygit2
 
 from ctx.changes import Edit, Outcome
 from ctx.context import Context
-from ctx.errors import Conflict, NotFound
+from ctx.errors import Conflict, GitError, NotFound, StoreError
 from ctx.model import STORES
 from ctx.storage.files import StoreFile, atomic_write
 from ctx.storage.lock import context_lock
 from ctxgit.gitfiles import waiting
 from ctxgit.gitfiles.layout import BRANCH_REF
+from ctxgit.plumbing import gitindex
 from ctxgit.plumbing.repo import existing_repo
 from ctxgit.porcelain.commits import entries_at
 from ctxgit.sync import incoming
@@ -68,13 +70,17 @@ def count_commits(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | 
 
 
 def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid, whole: bool = False,
-                 read: dict[str, bytes] | None = None) -> None:
-    """Move ``main`` to ``target``, which passed ``incoming.check``; the files change first,
-    then the index, then the ref, so an interruption leaves changes the next write commits,
-    never a lost one. ``whole``: every file of ``target`` is written (a clone's work tree
-    is empty, whatever its HEAD says). ``read``: files of ``target`` read already, by path
-    (``incoming.Received.raw``: a big store file is unpacked once)."""
+                 read: dict[str, bytes] | None = None, why: str = "pull") -> None:
+    """Move ``main`` to ``target``, which passed ``incoming.check``: the files change first,
+    then git's index (``gitindex.index_to``), then the ref, last, in one reflog line ``why:
+    fast-forward``. A failure before the ref moved puts the files and the index back as
+    they were; a kill leaves changes the next write commits, never a lost one
+    (tests/git/test_git_settings.py, tests/git/test_sync.py). ``whole``: every file of
+    ``target`` is written (a clone's work tree is empty, whatever its HEAD says). ``read``:
+    files of ``target`` read already, by path (``incoming.Received.raw``: a big store file
+    is unpacked once)."""
     read = read or {}
+    gitindex.refuse_what_libgit2_cannot(repo)  # (a split index without git: before any file changes)
     head = None if whole or repo.head_is_unborn else repo.head.peel(pygit2.Commit)
     new_tree = repo[target].peel(pygit2.Commit).tree
     if head is not None:  # only what changed is read and written: a big store once
@@ -85,20 +91,59 @@ def fast_forward(ctx: Context, repo: pygit2.Repository, target: pygit2.Oid, whol
     else:
         new = flatten(repo, new_tree, "the remote")
         old = {}
-    for path in sorted(set(old) | set(new)):
+    was = gitindex.branch_at(repo, LOCAL_REF)
+    written: dict[str, bytes | None] = {}  # each file changed, as it was without a HEAD
+    indexed = False
+    try:
+        for path in sorted(set(old) | set(new)):
+            full = ctx.root / path
+            written[path] = _on_disk(full) if head is None else None
+            if path in new:
+                full.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                atomic_write(full, new[path])
+            else:
+                full.unlink(missing_ok=True)
+        gitindex.index_to(repo, new_tree.id)
+        indexed = True
+        gitindex.move_branch(repo, LOCAL_REF, target, was, f"{why}: fast-forward")
+    except Exception:
+        _put_back(ctx, repo, written, head, indexed)
+        raise
+
+
+def _held(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> bytes | None:
+    tree = commit.tree
+    return repo[tree[path].id].peel(pygit2.Blob).data if _in_tree(tree, path) else None
+
+
+def _on_disk(full: Path) -> bytes | None:
+    try:
+        return full.read_bytes() if full.is_file() and not full.is_symlink() else None
+    except OSError:
+        return None
+
+
+def _put_back(ctx: Context, repo: pygit2.Repository, written: dict[str, bytes | None],
+              head: pygit2.Commit | None, indexed: bool) -> None:
+    """A fast-forward that failed undone: the files as ``head`` has them (None: as they were
+    on disk, ``written``), the index too when it was changed; never raises (the failure is
+    the one said)."""
+    for path, data in written.items():
         full = ctx.root / path
-        if path in new:
-            full.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            atomic_write(full, new[path])
-        else:
-            full.unlink(missing_ok=True)
-    index = repo.index
-    index.read(True)
-    index.read_tree(new_tree)
-    index.write()
-    repo.references.create(LOCAL_REF, target, force=True)
-    if repo.head_is_unborn or repo.head.name != LOCAL_REF:
-        repo.set_head(LOCAL_REF)
+        try:
+            if head is not None:
+                data = _held(repo, head, path)
+            if data is None:
+                full.unlink(missing_ok=True)
+            else:
+                atomic_write(full, data)
+        except (OSError, StoreError):
+            pass
+    if indexed and head is not None:
+        try:
+            gitindex.index_to(repo, head.tree_id)
+        except GitError:
+            pass
 
 
 def _in_tree(tree: pygit2.Tree, path: str) -> bool:

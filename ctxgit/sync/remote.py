@@ -33,7 +33,7 @@ from ctxgit.gitfiles import waiting
 from ctxgit.gitfiles.layout import BRANCH, state_dir, tracking_ref
 from ctxgit.guard.install import ensure_repo
 from ctxgit.guard.trust import refuse_untrusted
-from ctxgit.plumbing import gitconfig
+from ctxgit.plumbing import gitconfig, gitindex
 from ctxgit.plumbing.gitconfig import upstream
 from ctxgit.plumbing.locks import lock_error, locked_file, remote_operation
 from ctxgit.plumbing.repo import existing_repo
@@ -239,9 +239,10 @@ def push(ctx: Context, remote_name: str | None = None, *, known: str | None = No
                                deadline.limit() if deadline is not None else None)
         else:
             _libgit2_push(ctx.root, remote, behind, deadline)
+        tracking = tracking_ref(name_of(remote))
         try:
-            repo.references.create(tracking_ref(name_of(remote)), head, force=True)
-        except (pygit2.GitError, OSError) as exc:  # a lock file: OSError
+            gitindex.set_ref(repo, tracking, head, gitindex.branch_at(repo, tracking), "update by push")
+        except GitError as exc:
             lock = locked_file(str(exc))
             raise (lock_error(f"pushed to {name_of(remote)}, but", lock) if lock else
                    GitError(f"pushed to {name_of(remote)}, but: {exc}")) from None
@@ -392,9 +393,9 @@ def _clone(url: str, root: Path) -> tuple[Context, PullResult]:
     if theirs is not None:  # main at the remote's, every file written: after the guard, never before
         incoming.check(repo, theirs, None)
         with context_lock(root):
-            fast_forward(ctx, repo, theirs, whole=True)
+            fast_forward(ctx, repo, theirs, whole=True, why="clone")
     else:  # an empty remote: a new context, on main whatever the remote's HEAD says
-        repo.references.create("HEAD", LOCAL_REF, force=True)
+        gitindex.name_branch(repo, LOCAL_REF, "clone: an empty remote")
     result = PullResult("fast-forward", str(theirs)) if theirs is not None else PullResult("nothing to pull")
     from hooks.install import install
     install(root)

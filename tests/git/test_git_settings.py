@@ -118,3 +118,220 @@ def test_without_git_a_setting_libgit2_cannot_honour_is_refused_naming_it(root, 
     assert done.stderr.startswith(f"ctx: {setting}:") and done.stderr.count("\n") == 1, done.stderr
     assert (root / "memory" / "shared.json").read_bytes() == before
     assert _git(root, "rev-parse", "HEAD") == head
+
+
+# --- every path that changes the index or a ref, not only the write (issue 36) ---------------
+
+INDEX_FORMS = ["split", "v4"]
+
+
+def _index_form(root, form: str) -> None:
+    """Turn ``root``'s index into ``form`` the way an operator would: the setting, then git
+    rewriting the index it has."""
+    if form == "split":
+        _git(root, "config", "core.splitIndex", "true")
+        _git(root, "update-index", "--split-index")
+    else:
+        _git(root, "config", "index.version", "4")
+        _git(root, "update-index", "--index-version", "4")
+    _assert_form(root, form)
+
+
+def _assert_form(root, form: str) -> None:
+    if form == "split":
+        assert _git(root, "rev-parse", "--shared-index-path").strip(), "the index is no longer split"
+    else:
+        assert (root / ".git" / "index").read_bytes()[4:8] == b"\0\0\0\x04", "the index is no longer version 4"
+
+
+def _assert_gits(root, form: str, moved_by: str | None = None, reflog: bool = True) -> None:
+    """What git says after a ctx command: a clean status, a clean fsck, the index still in its
+    form, and HEAD's and main's reflogs ending at HEAD (``moved_by``: the newest line says so;
+    ``reflog`` False: there is none, a purge expires it)."""
+    assert _git(root, "status", "--short") == ""
+    done = subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict", "--no-dangling"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "error" not in done.stderr.lower(), done.stdout + done.stderr
+    _assert_form(root, form)
+    head = _git(root, "rev-parse", "HEAD").strip()
+    for ref in ("HEAD", "refs/heads/main") if reflog else ():
+        newest = _git(root, "reflog", "show", "-1", "--format=%H %gs", ref).strip()
+        assert newest.split(" ", 1)[0] == head, (ref, newest)
+        if moved_by is not None:
+            assert moved_by in newest, (ref, newest)
+
+
+@pytest.fixture
+def pair(tmp_path, monkeypatch):
+    """Two machines sharing a bare remote (fetch and push in process: the subject is the index)."""
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", "libgit2")
+    from support.syncutil import network
+    bare, (a, b) = network(tmp_path, "A", "B")
+    return a, b
+
+
+def _ok(machine, *args: str):
+    done = machine.run(*args)
+    assert done.exit_code == 0, (args, done.exit_code, done.stdout, done.stderr, done.exception)
+    assert "GitError" not in done.stderr
+    return done
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+@pytest.mark.parametrize("command", ["sync", "pull"])
+def test_a_fast_forward_keeps_gits_index(pair, form, command):
+    a, b = pair
+    _ok(b, "set", "a:c", "two")
+    _ok(b, "sync")
+    _ok(a, "sync")
+    _index_form(b.root, form)
+    _ok(a, "set", "a:e", "four")
+    _ok(a, "sync")
+    assert _ok(b, command).stdout.startswith("pull: fast-forward")
+    assert b.head() == a.head()
+    _assert_gits(b.root, form, moved_by="fast-forward")
+    _ok(b, "set", "after", "five")
+    _assert_gits(b.root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_a_merge_keeps_gits_index(pair, form):
+    a, b = pair
+    _index_form(b.root, form)
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "sync")
+    _ok(b, "set", "from_b", "two")
+    assert _ok(b, "sync").stdout.startswith("pull: merge")
+    assert len(_git(b.root, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
+    _assert_gits(b.root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_sync_continue_keeps_gits_index(pair, form):
+    a, b = pair
+    rules = (a.root / "RULES.md").read_text(encoding="utf-8")
+    first = rules.splitlines()[0]
+    for m, side in ((a, "A"), (b, "B")):
+        m.write_file("RULES.md", rules.replace(first, f"{first} (edited on {side})", 1))
+        m.commit_outside()
+    _ok(a, "sync")
+    _index_form(b.root, form)
+    assert b.run("sync").exit_code == 4
+    b.write_file("RULES.md", rules.replace(first, f"{first} (edited on A and B)", 1))
+    assert "merge: committed" in _ok(b, "sync", "--continue").stdout
+    _assert_gits(b.root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_doctor_reads_gits_index(root, run, form):
+    assert run("set", "k0", "first").exit_code == 0
+    _index_form(root, form)
+    done = run("doctor", "--check")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "cannot be read" not in done.stdout and "GitError" not in done.stderr
+    (root / "junk.tmp").write_text("half a write")
+    _git(root, "add", "-f", "junk.tmp")  # local state in the index: doctor names it, then takes it out
+    assert "in the index but never to be committed" in run("doctor", "--check").stdout
+    done = run("doctor")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "junk.tmp" not in _git(root, "ls-files")
+    (root / "junk.tmp").unlink()
+    _assert_gits(root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_purge_keeps_gits_index(root, run, form):
+    assert run("set", "leak", "sk-not-a-real-secret-but-long").exit_code == 0
+    assert run("set", "k1", "kept").exit_code == 0
+    _index_form(root, form)
+    done = run("purge", "leak", "--yes")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "leak" not in _git(root, "show", "HEAD:memory/shared.json")
+    assert "leak" not in (root / "memory" / "shared.json").read_text()
+    _assert_gits(root, form, reflog=False)  # (expired: the old commits are pruned)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_revert_keeps_gits_index(root, run, form):
+    assert run("set", "k0", "first").exit_code == 0
+    assert run("set", "k1", "second").exit_code == 0
+    _index_form(root, form)
+    done = run("revert", "HEAD")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert "k1" not in _git(root, "show", "HEAD:memory/shared.json")
+    _assert_gits(root, form)
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+@pytest.mark.parametrize("transport", ["git", "libgit2"])
+def test_a_clone_then_a_write_keeps_gits_index(pair, tmp_path, monkeypatch, form, transport):
+    """The setting in the operator's own git config: the clone's first index is git's too."""
+    from support.syncutil import clone_machine
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", transport)
+    a, _ = pair
+    key, value = ("core.splitIndex", "true") if form == "split" else ("index.version", "4")
+    subprocess.run(["git", "config", "--global", key, value], check=True)
+    c = clone_machine(a.root.parent / "remote" / "ctx.git", tmp_path / "machine C", "C")
+    assert c.entry("seed") is not None
+    _assert_gits(c.root, form)
+    _ok(c, "set", "k", "v")
+    _assert_gits(c.root, form)
+
+
+@pytest.mark.parametrize("git_on_path", [True, False], ids=["git", "libgit2"])
+def test_a_fast_forward_whose_branch_cannot_move_puts_the_files_back(pair, monkeypatch, git_on_path):
+    """The ref moves last; when it cannot (another git holds main's lock), the files and the
+    index are as they were: never a work tree changed with the index and the ref behind."""
+    a, b = pair
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "set", "agent_a", "two", "--store", "agent")
+    _ok(a, "sync")
+    head, files = b.head(), b.files()
+    if not git_on_path:
+        _without_git(monkeypatch)
+    monkeypatch.setenv("CTX_GIT_RETRY_SECONDS", "0")
+    lock = b.root / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    done = b.run("pull")
+    assert done.exit_code != 0
+    assert done.stderr.startswith("ctx: ") and done.stderr.count("\n") == 1, done.stderr
+    assert b.head() == head and b.files() == files
+    lock.unlink()
+    assert _git(b.root, "status", "--short") == ""
+    assert _ok(b, "pull").stdout.startswith("pull: fast-forward")
+    assert b.head() == a.head()
+
+
+def test_without_git_a_pull_into_a_split_index_is_refused_naming_it(pair, monkeypatch):
+    a, b = pair
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "sync")
+    _index_form(b.root, "split")
+    head, files = b.head(), b.files()
+    _without_git(monkeypatch)
+    done = b.run("pull")
+    assert done.exit_code != 0
+    assert done.stderr.startswith("ctx: core.splitIndex:") and done.stderr.count("\n") == 1, done.stderr
+    assert b.head() == head and b.files() == files
+    doctor = b.run("doctor", "--check")
+    assert "core.splitIndex:" in doctor.stdout and "GitError" not in doctor.stderr
+
+
+@pytest.mark.parametrize("form", INDEX_FORMS)
+def test_a_push_moves_the_remote_tracking_branch_through_git(pair, monkeypatch, form):
+    monkeypatch.setenv("CTX_GIT_TRANSPORT", "git")  # (libgit2's push moves it itself)
+    a, b = pair
+    _index_form(b.root, form)
+    _ok(b, "set", "from_b", "one")
+    assert "push: sent" in _ok(b, "sync").stdout
+    newest = _git(b.root, "reflog", "show", "-1", "--format=%H %gs", "refs/remotes/origin/main").split(" ", 1)
+    assert newest == [b.head(), "update by push\n"], newest
+    _assert_gits(b.root, form)
+    monkeypatch.setenv("CTX_GIT_RETRY_SECONDS", "0")
+    lock = b.root / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.write_text("")
+    _ok(b, "set", "again", "two")
+    done = b.run("push")
+    assert done.exit_code != 0
+    assert done.stderr.startswith("ctx: pushed to origin, but: ") and "main.lock is in the way" in done.stderr, \
+        done.stderr
