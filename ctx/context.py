@@ -124,12 +124,8 @@ class Context:
 
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
         model.validate_store(store)
-        # straight from the file when the index's record shows it valid (a snapshot's reads
-        # keep to the view it took), else through the index, else from the parsed file
-        known, entry = self._cache.straight(store, key) if not self._snapshots else (False, None)
-        if not known:
-            index = self.fresh_index([store])
-            entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
+        index = self.fresh_index([store])  # (without one: the parsed file)
+        entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
         if entry is None:
             raise NotFound(f"no entry {key!r} in store {store!r}")
         return entry

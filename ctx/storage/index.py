@@ -41,7 +41,6 @@ else:
         import sqlite3
 
 from ctx import model
-from ctx.errors import StoreError
 from ctx.storage import indextables, taglines
 from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, remove, store_path
 from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
@@ -61,8 +60,6 @@ def drop(state: StrPath | None) -> bool:
     if state is None:
         return False
     removed = [remove(index_path(state) + suffix) for suffix in ("", "-journal", "-wal", "-shm")]  # (each one)
-    from ctx.storage import straight
-    straight.forget(state)
     return any(removed)
 
 
@@ -138,11 +135,8 @@ class Where:
 class Index:
     """The index of one context root. ``Index.open`` returns None when there is none."""
 
-    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool,
-                 state: StrPath | None = None) -> None:
-        """``state``: the folder the index file is in (None: in memory), where its rows
-        are also kept for a get without SQLite (``straight``)."""
-        self.root, self.db, self.writable, self.state = root, db, writable, state
+    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool) -> None:
+        self.root, self.db, self.writable = root, db, writable
         self._fresh: set[str] = set()
 
     @classmethod
@@ -167,7 +161,7 @@ class Index:
                 # a rollback journal, not WAL: a read-only reader (ctx start) then writes nothing
                 db.execute("PRAGMA synchronous=OFF")
                 indextables.create(db, indextables.ENTRIES)
-            return cls(root, db, writable, state)
+            return cls(root, db, writable)
         except (sqlite3.Error, OSError, ValueError):
             return None
 
@@ -226,7 +220,6 @@ class Index:
                 return False
             if self.writable and time.time_ns() - st.st_mtime_ns > RACY_NS:
                 self.db.execute("UPDATE meta SET racy = 0 WHERE store = ?", (store,))
-                self._publish()
         self._fresh.add(store)
         return True
 
@@ -255,7 +248,6 @@ class Index:
                             self._meta_row(store, identity, raw, len(rows)))
             self._set_layout(store, identity, incomplete, raw)
         self._fresh.add(store)
-        self._publish()
 
     def _set_layout(self, store: str, identity: Identity | None, incomplete: tuple, raw: bytes) -> None:
         """What a write needs of the file with ``identity``: its incomplete entries (the full
@@ -315,22 +307,7 @@ class Index:
             if lines:
                 taglines.mark(self.db, store)
             self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
-        self._publish()
         return True
-
-    def _publish(self) -> None:
-        """Keep each store's identity, CRC and layout again where a get reads them without
-        SQLite (``straight``): rows of files parsed whole and found valid, or written by ctx."""
-        if self.state is None:
-            return
-        try:
-            rows = {row[0]: tuple(row[1:]) for row in self.db.execute(
-                "SELECT m.store, m.size, m.mtime, m.ino, m.racy, m.digest, l.body, l.close FROM meta m JOIN layout l "
-                "ON l.store = m.store AND l.size = m.size AND l.mtime = m.mtime AND l.ino = m.ino")}
-            from ctx.storage import straight
-            straight.publish(self.state, rows)
-        except (sqlite3.Error, OSError, StoreError):
-            pass  # (a get asks the index then)
 
     def _transaction(self):
         db = self.db

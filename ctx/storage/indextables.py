@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 
 FILE = "index-v3.sqlite"
 OLD_FILES = "index-v[12].sqlite*"  # the layouts before it (v2: no due column)
-KNOWN = "index-v3.known"  # meta and layout's rows again, for a get without SQLite (ctx/storage/straight.py)
-MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes (the rows' bodies, KNOWN)
+MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes (the rows' bodies)
 RACY_NS = 2_000_000_000  # a file indexed within this of its mtime may change unseen: its CRC is checked
 
 ENTRIES = "entries"
