@@ -184,16 +184,6 @@ class Context:
                 needle in model.value_text(r.entry.get("value")).lower()
         return self.query(stores, test, limit, filters.where(needle))
 
-    def tag_lines(self, filters: Filters, limit: int | None = None) -> list[str] | None:
-        """``select``'s result lines (``display.result_line``) when ``filters`` are tags and
-        at most a store: read ready from the index (``ctx/storage/taglines.py``), no entry
-        decoded. None when they cannot be had so: ask ``select``."""
-        if not filters.by_tags_alone() or (limit is not None and limit <= 0):
-            return None
-        stores = [model.validate_store(filters.store)] if filters.store else list(STORES)
-        index = self.fresh_index(stores)
-        return index.tag_lines(stores, filters.tags, limit) if index is not None else None
-
     def counts(self, stores: list[str] | None = None) -> dict[str, int]:
         stores = list(stores or STORES)
         index = self.fresh_index(stores)
