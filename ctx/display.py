@@ -77,6 +77,17 @@ def excerpt(value: Any, bound: int) -> str:
     the bound is cut at it; `` ...`` is appended when anything was cut.
     """
     whole = model.strip_amend_notes(model.value_text(value))
+    # A head already collapsed and visible is the excerpt's start as it stands: printable
+    # text holds no whitespace but the ASCII space (str.isprintable), so with no space first,
+    # last or twice it is the start of the whole collapsed (tests/core/test_brief.py,
+    # test_excerpt_collapses_only_the_head_it_shows_with_the_same_result). A search or list
+    # makes a line per result: most values take this way.
+    head = whole[:bound + 1]
+    if head.isprintable() and "  " not in head and head[:1] != " " and head[-1:] != " ":
+        if len(head) <= bound:
+            return head
+        cut = head.rfind(" ", 0, bound)
+        return (head[:cut] if cut > 0 else head[:bound]).rstrip() + " ..."
     # Only the start is shown: the whitespace of a head long enough for the bound is
     # collapsed (a list of a thousand long values spent most of its time collapsing
     # what it never showed). The collapsed head is a prefix of the collapsed whole, so
