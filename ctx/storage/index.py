@@ -49,6 +49,13 @@ from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
 COMMON = 0.125
 COMMON_FROM = 64
 
+# SQLite reads the file's pages through a mapping of this much of it, not a read call and a
+# copy each (a list by tag reads a thousand entries' pages: bench/compare.py --only list). Only
+# SQLite writes the file, under its locks, which remap it when its size changed; a file past
+# this is read the ordinary way beyond it.
+MAPPED = 256 << 20
+
+
 def index_path(state: StrPath) -> str:
     """The index file in the state folder ``state`` (``Context.state``)."""
     return os.path.join(state, FILE)
@@ -172,6 +179,7 @@ class Index:
             uri = file_uri(path) + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
                                  check_same_thread=False)
+            db.execute(f"PRAGMA mmap_size={MAPPED}")
             if writable:
                 # a rollback journal, not WAL: a read-only reader (ctx start) then writes nothing
                 db.execute("PRAGMA synchronous=OFF")
