@@ -217,7 +217,7 @@ def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_C
 
 def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: Since | None) -> Brief:
     from ctx.storage.index import Where
-    from ctx.storage.indextables import DECISION_ROWS, OPERATOR_ROWS
+    from ctx.storage.indextables import DECISION_ROWS, OPERATOR_INDEX, OPERATOR_ROWS
     # no datetime here: test_fastcli.py, test_the_reads_load_neither_re_nor_pathlib
     seconds = now.timestamp() if now is not None else time.time()
     warnings: list[str] = []
@@ -243,7 +243,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
 
     limit, bound = INSTRUCTIONS
     # (the operator's rows, by an index of their own: never every row of the stores)
-    where = Where().add(OPERATOR_ROWS).add("(status IS NULL OR status != 'superseded')").narrowing()
+    where = Where().add(OPERATOR_ROWS).add("(status IS NULL OR status != 'superseded')").through(OPERATOR_INDEX)
     # The newest INSTRUCTIONS_READ are read, so that the operator's own come first among them,
     # then those an agent typed (``typed_by``), each newest first: thirteen an agent wrote
     # cannot push the operator's out of the section, and a cut says how many more

@@ -124,12 +124,8 @@ class Context:
 
     def get(self, key: str, store: str = DEFAULT_STORE) -> Entry:
         model.validate_store(store)
-        # straight from the file when the index's record shows it valid (a snapshot's reads
-        # keep to the view it took), else through the index, else from the parsed file
-        known, entry = self._cache.straight(store, key) if not self._snapshots else (False, None)
-        if not known:
-            index = self.fresh_index([store])
-            entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
+        index = self.fresh_index([store])  # (without one: the parsed file)
+        entry = index.get(store, key) if index is not None else self.read(store).entries.get(key)
         if entry is None:
             raise NotFound(f"no entry {key!r} in store {store!r}")
         return entry
@@ -187,16 +183,6 @@ class Context:
             return not needle or needle in r.key.lower() or \
                 needle in model.value_text(r.entry.get("value")).lower()
         return self.query(stores, test, limit, filters.where(needle))
-
-    def tag_lines(self, filters: Filters, limit: int | None = None) -> list[str] | None:
-        """``select``'s result lines (``display.result_line``) when ``filters`` are tags and
-        at most a store: read ready from the index (``ctx/storage/taglines.py``), no entry
-        decoded. None when they cannot be had so: ask ``select``."""
-        if not filters.by_tags_alone() or (limit is not None and limit <= 0):
-            return None
-        stores = [model.validate_store(filters.store)] if filters.store else list(STORES)
-        index = self.fresh_index(stores)
-        return index.tag_lines(stores, filters.tags, limit) if index is not None else None
 
     def counts(self, stores: list[str] | None = None) -> dict[str, int]:
         stores = list(stores or STORES)

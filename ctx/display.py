@@ -77,6 +77,17 @@ def excerpt(value: Any, bound: int) -> str:
     the bound is cut at it; `` ...`` is appended when anything was cut.
     """
     whole = model.strip_amend_notes(model.value_text(value))
+    # A head already collapsed and visible is the excerpt's start as it stands: printable
+    # text holds no whitespace but the ASCII space (str.isprintable), so with no space first,
+    # last or twice it is the start of the whole collapsed (tests/core/test_brief.py,
+    # test_excerpt_collapses_only_the_head_it_shows_with_the_same_result). A search or list
+    # makes a line per result: most values take this way.
+    head = whole[:bound + 1]
+    if head.isprintable() and "  " not in head and head[:1] != " " and head[-1:] != " ":
+        if len(head) <= bound:
+            return head
+        cut = head.rfind(" ", 0, bound)
+        return (head[:cut] if cut > 0 else head[:bound]).rstrip() + " ..."
     # Only the start is shown: the whitespace of a head long enough for the bound is
     # collapsed (a list of a thousand long values spent most of its time collapsing
     # what it never showed). The collapsed head is a prefix of the collapsed whole, so
@@ -99,11 +110,7 @@ def excerpt(value: Any, bound: int) -> str:
 def local_time(stamp: Any, with_time: bool = True) -> str:
     """A stored timestamp in local time (§3.3: tools display local time); a missing or
     malformed one (an entry written by hand) shows as unknown, not as 1970."""
-    return local_time_at(model.ts_seconds(stamp), with_time)
-
-
-def local_time_at(seconds: float, with_time: bool = True) -> str:
-    """``local_time`` of a stamp already read as seconds since the epoch (``model.ts_seconds``)."""
+    seconds = model.ts_seconds(stamp)
     if seconds == 0:  # (the epoch: what a malformed stamp sorts as)
         return "date unknown"
     # the local zone of that moment, as astimezone() finds it, at half its cost
@@ -168,26 +175,9 @@ def show_entry(result, verbose: bool = False) -> str:
 
 def result_line(result) -> str:
     """One line per result for search and list."""
-    head, tail = line_parts(result.store, result.key, result.entry)
-    return line_at(head, model.ts_seconds(result.entry.get("timestamp")), tail)
-
-
-# The parts of a result line that depend on the entry alone: the read index keeps them for the
-# entries of each tag (ctx/storage/taglines.py), made at the write, so a `list --tag` reads its
-# lines ready. Bump LINE_FORMAT whenever line_parts gives other text: kept parts of another
-# format are made again, never shown.
-LINE_FORMAT = 3  # 2: names, status and excerpt shown visibly (``visible``); 3: the status note bounded
-
-
-def line_parts(store: str, key: str, entry: Entry) -> tuple[str, str]:
-    """A result line's text before its time (name and status) and after it (the excerpt)."""
-    return f"{name(store)}/{name(key)}{status_tag(entry)}", excerpt(entry.get("value"), LINE_BOUND)
-
-
-def line_at(head: str, seconds: float, tail: str) -> str:
-    """A result line from its ``line_parts`` and the entry's time (``model.ts_seconds``),
-    shown in the local time of the reader."""
-    return f"{head}  {local_time_at(seconds)}  {tail}"
+    entry = result.entry
+    return (f"{name(result.store)}/{name(result.key)}{status_tag(entry)}  {local_time(entry.get('timestamp'))}  "
+            f"{excerpt(entry.get('value'), LINE_BOUND)}")
 
 
 def result_json(result) -> dict[str, Any]:

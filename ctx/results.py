@@ -39,12 +39,6 @@ class Filters:
         self.store, self.tags, self.source, self.status = store, tuple(tags), source, status
         self.scope, self.since, self.prefix = scope, since, prefix
 
-    def by_tags_alone(self) -> bool:
-        """Tags and at most a store: every other filter unset (a new filter is counted here
-        without a word: a list by tag reads its lines ready only when this holds)."""
-        return bool(self.tags) and not any(getattr(self, name) for name in self.__slots__
-                                           if name not in ("store", "tags"))
-
     def passes(self, store: str, key: str, entry: Entry) -> bool:
         if self.store and store != self.store:
             return False

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
-    from typing import Any
-
     from ctx.storage.files import StoreFile, StrPath
     from ctx.storage.index import Index
 
@@ -76,16 +74,6 @@ class ReadCache:
         except sqlite3.Error:
             return None
         return index if index.fresh(stores) else None
-
-    def straight(self, store: str, key: str) -> tuple[bool, Any]:
-        """``(True, key's entry in store)`` read straight from its file, without loading
-        SQLite (the entry None: it has none); ``(False, None)`` when the file cannot tell
-        (ask ``fresh``)."""
-        if self.mode == "off" or self.state is None:
-            return False, None
-        from ctx.storage import straight
-        found = straight.entry(self.root, self.state, store, key)
-        return (False, None) if found is straight.UNKNOWN else (True, found)
 
     def for_write(self) -> Index | None:
         """The index a write consults and keeps in step, or None (off, or no state folder).

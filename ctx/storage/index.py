@@ -15,9 +15,8 @@ clean") could change again without its identity changing, so its rows also
 carry a CRC of the bytes, checked until the file is older than that window.
 
 Every query the index answers is re-checked in Python by the caller: the
-SQL only narrows and orders, the Python predicate decides (but for the lines
-of a tag, ``ctx/storage/taglines.py``: Python's answer, made at the write).
-Any SQLite trouble makes the index unavailable, never a read wrong.
+SQL only narrows and orders, the Python predicate decides. Any SQLite trouble
+makes the index unavailable, never a read wrong.
 """
 
 from __future__ import annotations
@@ -41,8 +40,7 @@ else:
         import sqlite3
 
 from ctx import model
-from ctx.errors import StoreError
-from ctx.storage import indextables, taglines
+from ctx.storage import indextables
 from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, remove, store_path
 from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
 
@@ -50,6 +48,13 @@ from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
 # or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
 COMMON = 0.125
 COMMON_FROM = 64
+
+# SQLite reads the file's pages through a mapping of this much of it, not a read call and a
+# copy each (a list by tag reads a thousand entries' pages: bench/compare.py --only list). Only
+# SQLite writes the file, under its locks, which remap it when its size changed; a file past
+# this is read the ordinary way beyond it.
+MAPPED = 256 << 20
+
 
 def index_path(state: StrPath) -> str:
     """The index file in the state folder ``state`` (``Context.state``)."""
@@ -61,8 +66,6 @@ def drop(state: StrPath | None) -> bool:
     if state is None:
         return False
     removed = [remove(index_path(state) + suffix) for suffix in ("", "-journal", "-wal", "-shm")]  # (each one)
-    from ctx.storage import straight
-    straight.forget(state)
     return any(removed)
 
 
@@ -89,6 +92,12 @@ def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
             scope if isinstance(scope, str) else None, tags_text, key.lower(),
             model.value_text(entry.get("value")).lower(),
             marshal.dumps(entry, MARSHAL_VERSION), due if isinstance(due, str) else None)
+
+
+def tag_rows(store: str, key: str, entry: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The ``entry_tags`` rows of one entry: (tag, store, key) for each tag ``--tag`` finds
+    it by (``model.text_tags``), once each (a tag named twice: one row)."""
+    return [(tag, store, key) for tag in dict.fromkeys(model.text_tags(entry) or ())]
 
 
 class Where:
@@ -120,11 +129,21 @@ class Where:
         return self
 
     def tags(self, tags: Iterable[str]) -> Where:
-        tags = list(tags)
-        if tags:
-            self.add("(" + " OR ".join(["instr(tags, ?) > 0"] * len(tags)) + ")",
-                     *[SEP + t + SEP for t in tags])
-        return self
+        """Entries under any of ``tags``, by their rows of ``entry_tags``: the rows of those
+        tags walked by the table's primary key, then each entry found by its own
+        (tests/core/test_entrytags.py, test_a_filter_by_tag_reads_the_tag_table_not_every_entry);
+        when another index is walked (``through``, called first), each entry it passes is
+        looked up in the table instead (tests/core/test_cache.py,
+        test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own)."""
+        tags = list(dict.fromkeys(tags))
+        if not tags:
+            return self
+        marks = ",".join("?" * len(tags))
+        if self.index is not None:
+            return self.add(f"EXISTS (SELECT 1 FROM entry_tags t WHERE t.tag IN ({marks}) AND t.store = entries.store "
+                            "AND t.key = entries.key)", *tags)
+        return self.add(f"(store, key) IN (SELECT store, key FROM entry_tags WHERE tag IN ({marks}))",
+                        *tags).narrowing()
 
     def key_prefix(self, prefix: str) -> Where:
         """Keys starting with ``prefix`` (not empty), as a range the primary key can walk."""
@@ -138,11 +157,8 @@ class Where:
 class Index:
     """The index of one context root. ``Index.open`` returns None when there is none."""
 
-    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool,
-                 state: StrPath | None = None) -> None:
-        """``state``: the folder the index file is in (None: in memory), where its rows
-        are also kept for a get without SQLite (``straight``)."""
-        self.root, self.db, self.writable, self.state = root, db, writable, state
+    def __init__(self, root: StrPath, db: sqlite3.Connection, writable: bool) -> None:
+        self.root, self.db, self.writable = root, db, writable
         self._fresh: set[str] = set()
 
     @classmethod
@@ -159,15 +175,16 @@ class Index:
                 os.makedirs(state, mode=0o700, exist_ok=True)
                 import glob
                 for old in glob.glob(os.path.join(glob.escape(os.fspath(state)), indextables.OLD_FILES)):
-                    os.unlink(old)  # the indexes before it
+                    remove(old)  # the indexes before it (another process may remove it first)
             uri = file_uri(path) + ("" if writable else "?mode=ro")
             db = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None,
                                  check_same_thread=False)
+            db.execute(f"PRAGMA mmap_size={MAPPED}")
             if writable:
                 # a rollback journal, not WAL: a read-only reader (ctx start) then writes nothing
                 db.execute("PRAGMA synchronous=OFF")
                 indextables.create(db, indextables.ENTRIES)
-            return cls(root, db, writable, state)
+            return cls(root, db, writable)
         except (sqlite3.Error, OSError, ValueError):
             return None
 
@@ -226,7 +243,6 @@ class Index:
                 return False
             if self.writable and time.time_ns() - st.st_mtime_ns > RACY_NS:
                 self.db.execute("UPDATE meta SET racy = 0 WHERE store = ?", (store,))
-                self._publish()
         self._fresh.add(store)
         return True
 
@@ -245,17 +261,18 @@ class Index:
         if not self.writable:
             return
         rows = [row_for(store, k, e) for k, e in (entries or {}).items()]
+        tags = [t for k, e in (entries or {}).items() for t in tag_rows(store, k, e)]
         incomplete = tuple((k, ", ".join(sorted(REQUIRED_FIELDS - e.keys())))
                            for k, e in (entries or {}).items() if not REQUIRED_FIELDS <= e.keys())
         with self._transaction():
-            taglines.forget(self.db, store)
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
+            self.db.execute("DELETE FROM entry_tags WHERE store = ?", (store,))
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?)", tags)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
             self._set_layout(store, identity, incomplete, raw)
         self._fresh.add(store)
-        self._publish()
 
     def _set_layout(self, store: str, identity: Identity | None, incomplete: tuple, raw: bytes) -> None:
         """What a write needs of the file with ``identity``: its incomplete entries (the full
@@ -301,36 +318,22 @@ class Index:
                                               (old is not None and tuple(meta[:3]) == tuple(old)))
             if not described:
                 return False
-            lines = taglines.current(self.db, store)  # (kept in step only while they hold)
             for key, entry in changes:
-                if lines:
-                    taglines.change(self.db, store, key, entry)
+                before = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?",
+                                         (store, key)).fetchone()
+                if before is not None:  # (the version before's rows, each by the primary key: (tag, store, key))
+                    self.db.executemany("DELETE FROM entry_tags WHERE tag = ? AND store = ? AND key = ?",
+                                        tag_rows(store, key, marshal.loads(before[0])))
                 if entry is None:
                     self.db.execute("DELETE FROM entries WHERE store = ? AND key = ?", (store, key))
                 else:
                     self.db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                                     row_for(store, key, entry))
+                    self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?)", tag_rows(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
-            if lines:
-                taglines.mark(self.db, store)
             self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
-        self._publish()
         return True
-
-    def _publish(self) -> None:
-        """Keep each store's identity, CRC and layout again where a get reads them without
-        SQLite (``straight``): rows of files parsed whole and found valid, or written by ctx."""
-        if self.state is None:
-            return
-        try:
-            rows = {row[0]: tuple(row[1:]) for row in self.db.execute(
-                "SELECT m.store, m.size, m.mtime, m.ino, m.racy, m.digest, l.body, l.close FROM meta m JOIN layout l "
-                "ON l.store = m.store AND l.size = m.size AND l.mtime = m.mtime AND l.ino = m.ino")}
-            from ctx.storage import straight
-            straight.publish(self.state, rows)
-        except (sqlite3.Error, OSError, StoreError):
-            pass  # (a get asks the index then)
 
     def _transaction(self):
         db = self.db
@@ -457,13 +460,6 @@ class Index:
     def get(self, store: str, key: str) -> dict | None:
         row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()
         return marshal.loads(row[0]) if row else None
-
-    def tag_lines(self, stores: list[str], tags: Iterable[str], limit: int | None = None) -> list[str] | None:
-        """``taglines.lines``: the result lines of a list by tag; None when they cannot be had."""
-        try:
-            return taglines.lines(self.db, self.writable, stores, tags, limit)
-        except sqlite3.Error:
-            return None
 
     def counts(self, stores: Iterable[str]) -> dict[str, int]:
         out = {}

@@ -10,10 +10,11 @@ Its tables come in groups, each used by one module and rebuilt by its own rule:
 
 - ``ENTRIES`` (``ctx/storage/index.py``): a row per entry, and a store's rows are
   rebuilt from its file whenever the file's identity (size, mtime, inode) is
-  not the one recorded in ``meta``; ``layout`` keeps where a store's entries sit
-  in its file, so a write splices one entry without parsing the file;
-  ``tag_lines`` (``ctx/storage/taglines.py``) the result lines of each tag, kept by
-  the writes and made again by a list by tag when ``tag_meta`` is not ``meta``;
+  not the one recorded in ``meta``; ``entry_tags`` a row per entry and tag it is
+  found by (``model.text_tags``), kept with the entries' rows in the same
+  transactions, so a filter by tag reads the rows of its tags alone; ``layout``
+  keeps where a store's entries sit in its file, so a write splices one entry
+  without parsing the file;
 - ``FTS`` and ``WORDS`` (``ctx/storage/index.py``, for ``search`` and ``search
   --semantic``): made on first use, a store's rows copied again from
   ``entries`` when its identity moved on (``fts_meta``, ``words_meta``); the
@@ -40,10 +41,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 
-FILE = "index-v3.sqlite"
-OLD_FILES = "index-v[12].sqlite*"  # the layouts before it (v2: no due column)
-KNOWN = "index-v3.known"  # meta and layout's rows again, for a get without SQLite (ctx/storage/straight.py)
-MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes (the rows' bodies, KNOWN)
+FILE = "index-v4.sqlite"
+# the layouts before it, and what came with them (v2: no due column; v3: tag_lines, kept by the
+# writes of a ctx that knew no entry_tags, and index-v3.known beside it); tests/core/test_entrytags.py,
+# test_an_index_of_an_older_layout_is_removed_never_read
+OLD_FILES = "index-v[123].*"
+MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes (the rows' bodies)
 RACY_NS = 2_000_000_000  # a file indexed within this of its mtime may change unseen: its CRC is checked
 
 ENTRIES = "entries"
@@ -63,6 +66,7 @@ SEP = "\x1f"  # the tags column: each tag between two of these
 # test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own).
 OPERATOR_ROWS = "source = 'operator'"
 DECISION_ROWS = f"(instr(tags, '{SEP}decision{SEP}') > 0 OR substr(key, 1, 8) = 'decision')"
+OPERATOR_INDEX = "by_operator"  # the operator's rows, walked by the brief's INSTRUCTIONS (``Where.through``)
 DUE_INDEX = "by_due"  # the rows with a due date: few, walked by ``Where.through`` (ctx/resurface.py)
 
 _SQL: dict[str, str] = {
@@ -74,15 +78,12 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE INDEX IF NOT EXISTS """ + DUE_INDEX + """ ON entries(due) WHERE due IS NOT NULL;
-CREATE INDEX IF NOT EXISTS by_operator ON entries(ts DESC, rank, key) WHERE """ + OPERATOR_ROWS + """;
+CREATE INDEX IF NOT EXISTS """ + OPERATOR_INDEX + """ ON entries(ts DESC, rank, key) WHERE """ + OPERATOR_ROWS + """;
 CREATE INDEX IF NOT EXISTS by_decision ON entries(ts DESC, rank, key) WHERE """ + DECISION_ROWS + """;
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
                                   incomplete BLOB, body INTEGER, close INTEGER);
-CREATE TABLE IF NOT EXISTS tag_lines(tag TEXT, ts REAL, rank INTEGER, key TEXT, head TEXT, tail TEXT,
-                                     PRIMARY KEY(tag, ts DESC, rank, key)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS tag_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
-                                    digest INTEGER, format INTEGER);
+CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT, store TEXT, key TEXT, PRIMARY KEY(tag, store, key)) WITHOUT ROWID;
 """,
     FTS: ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
           "tokenize='unicode61 remove_diacritics 0');"),

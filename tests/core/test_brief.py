@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ctx import summaries
 from ctx.brief import build_brief, render_brief
-from ctx.display import excerpt
+from ctx.display import excerpt, visible
 from ctx.start import start_payload
 from ctx.summaries import list_summaries, newest_summary, next_summary_name, open_items
 from support.contexts import Context
@@ -78,8 +78,9 @@ def test_excerpt_after_notes_and_collapsing_counts_the_bound():
 
 
 def _excerpt_of_the_whole(text: str, bound: int) -> str:
-    """§5.2's excerpt computed the plain way, collapsing every character of the value."""
-    text = re.sub(r"\s+", " ", text).strip()
+    """§5.2's excerpt computed the plain way, collapsing every character of the value, then
+    showing its controls."""
+    text = visible(re.sub(r"\s+", " ", text).strip())
     if len(text) <= bound:
         return text
     if text[bound] == " ":
@@ -90,7 +91,7 @@ def _excerpt_of_the_whole(text: str, bound: int) -> str:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(["a", "bb", "word", "x" * 90, " ", "  ", "\n", "\t", "\u00a0", "\u2003",
-                                 "\x1c", " " * 150]), max_size=120),
+                                 "\x1c", " " * 150, "\x1b", "\u202e", "é"]), max_size=120),
        st.integers(min_value=1, max_value=200))
 def test_excerpt_collapses_only_the_head_it_shows_with_the_same_result(parts, bound):
     """excerpt collapses the whitespace of a head of the value only: the same excerpt as

@@ -1,5 +1,5 @@
 """One owner of the read index's tables (issue 25): ctx/storage/indextables.py declares
-every table of .git/ctx/index-v3.sqlite and is the only module that makes or drops one,
+every table of .git/ctx/index-v4.sqlite and is the only module that makes or drops one,
 the git layer's since-log and history cache included."""
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ def test_no_production_module_but_the_owner_spells_a_table():
 
 
 def test_every_group_declares_its_tables():
-    assert indextables.tables(indextables.ENTRIES) == ["meta", "entries", "fts_meta", "layout", "tag_lines",
-                                                       "tag_meta"]
+    assert indextables.tables(indextables.ENTRIES) == ["meta", "entries", "fts_meta", "layout", "entry_tags"]
     assert indextables.tables(indextables.SINCE_LOG) == ["log_state", "log_commits", "log_keys", "log_latest"]
     assert indextables.tables(indextables.HISTORY) == ["hist_keys"]
     db = sqlite3.connect(":memory:", isolation_level=None)

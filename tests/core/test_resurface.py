@@ -228,7 +228,7 @@ def test_due_reads_the_same_with_and_without_the_index(root, write_store):
                   resurface.due_items(Context(root, cache=cache), ["operator", "shared", "agent"], TODAY, operator)]
                  for cache in ("update", "off")]
         assert shown[0] == shown[1] == ([("shared", "d")] if operator else []) + [("agent", "g"), ("shared", "a")]
-    assert list((root / ".git" / "ctx").glob("index-v3.sqlite"))
+    assert list((root / ".git" / "ctx").glob("index-v4.sqlite"))
 
 
 def test_set_writes_the_bitemporal_fields_and_refuses_a_time_it_cannot_read(run, entries):

@@ -185,13 +185,7 @@ def by_meaning(run: Run, context: Context, pattern: str, found: Filters, limit: 
 def list_(run: Run, keys_only: bool, limit: int | None, verbose: bool, as_json: bool, **given: Any) -> None:
     """``given``: the filter options (``filters``)."""
     found = filters(given)
-    context = run.context()
-    if not (keys_only or verbose or as_json or run.makes_both):  # (the lines only: by tag, read ready)
-        lines = context.tag_lines(found, limit)
-        if lines is not None:
-            run.result(None, "\n".join(lines) if lines else None, False)
-            return
-    print_results(run, context.select(found, None, limit), verbose, as_json, keys_only)
+    print_results(run, run.context().select(found, None, limit), verbose, as_json, keys_only)
 
 
 def reindex(run: Run, semantic: bool, as_json: bool) -> None:
