@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -225,3 +228,41 @@ def test_loose_objects_are_kept_uncompressed_unless_git_is_told_otherwise(root, 
     stored = _loose_size(root, "HEAD:memory/shared.json")
     assert (stored > size) if told is None else (stored < size / 2)
     _git(root, "fsck", "--strict")
+
+
+HERE = str(Path(__file__).resolve().parents[2])
+
+
+def test_a_write_that_starts_the_packing_does_not_load_subprocess(root, run):
+    # the packing starts every CTX_PACK_THRESHOLD bytes written (every few writes of a large
+    # store): `subprocess` (with `re`, `enum`, `locale`...) would be paid by each such write
+    assert run("set", "a", "one", author="A").exit_code == 0
+    code = (f"import sys\nsys.path.insert(0, {HERE!r})\n"  # (-I: this checkout, not the installed one)
+            "sys.argv = ['ctx', 'set', 'b', 'two']\nfrom ctx.cli.fast import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', 'subprocess' in sys.modules)")
+    env = dict(os.environ, CTX_HOME=str(root), CTX_AUTHOR="A", CTX_PACK_THRESHOLD="1")
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, cwd=HERE)
+    assert "LOADED False" in out.stdout, out.stdout + out.stderr
+    assert (root / ".git" / "ctx" / "loose-bytes").read_text().strip() == "0"  # the packing started
+
+
+def test_the_packing_holds_none_of_ctxs_files_open(root, run, tmp_path):
+    # it may run for seconds: holding the context lock (or any file of the root) would stall writes
+    from support.gitutil import run_ctx, wait_for
+    assert run("set", "a", "one", author="A").exit_code == 0
+    bin_dir, seen = tmp_path / "bin", tmp_path / "fds.txt"
+    bin_dir.mkdir()
+    stub = bin_dir / "git"
+    stub.write_text(f"#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = gc ]; then\n"  # its own descriptors
+                    "  x=; for f in /proc/$$/fd/*; do x=\"$x ${f##*/}=$(readlink $f)\"; done\n"
+                    f"  printf '%s\\n' \"$x\" > {seen}.tmp; mv {seen}.tmp {seen}; exit 0\nfi; done\n"
+                    f"exec {shutil.which('git')} \"$@\"\n")
+    stub.chmod(0o755)
+    done = run_ctx("set", "b", "two", env={"CTX_HOME": str(root), "CTX_AUTHOR": "A", "CTX_PACK_THRESHOLD": "1",
+                                           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stderr
+    assert wait_for(seen.exists, timeout=10)
+    targets = dict(pair.split("=", 1) for pair in seen.read_text().split())
+    assert [targets[fd] for fd in ("0", "1", "2")] == [os.devnull] * 3, targets
+    assert not [t for t in targets.values() if str(root) in t], targets
