@@ -255,14 +255,14 @@ def test_the_packing_holds_none_of_ctxs_files_open(root, run, tmp_path):
     bin_dir.mkdir()
     stub = bin_dir / "git"
     stub.write_text(f"#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = gc ]; then\n"  # its own descriptors
-                    "  x=; for f in /proc/$$/fd/*; do x=\"$x ${f##*/}=$(readlink $f)\"; done\n"
-                    f"  printf '%s\\n' \"$x\" > {seen}.tmp; mv {seen}.tmp {seen}; exit 0\nfi; done\n"
+                    "  x=; for f in /proc/$$/fd/*; do x=\"$x${f##*/}=$(readlink \"$f\")\n\"; done\n"
+                    f"  printf '%s' \"$x\" > '{seen}.tmp'; mv '{seen}.tmp' '{seen}'; exit 0\nfi; done\n"
                     f"exec {shutil.which('git')} \"$@\"\n")
     stub.chmod(0o755)
     done = run_ctx("set", "b", "two", env={"CTX_HOME": str(root), "CTX_AUTHOR": "A", "CTX_PACK_THRESHOLD": "1",
                                            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     assert done.returncode == 0, done.stderr
     assert wait_for(seen.exists, timeout=10)
-    targets = dict(pair.split("=", 1) for pair in seen.read_text().split())
+    targets = dict(line.split("=", 1) for line in seen.read_text().splitlines() if line)
     assert [targets[fd] for fd in ("0", "1", "2")] == [os.devnull] * 3, targets
     assert not [t for t in targets.values() if str(root) in t], targets
