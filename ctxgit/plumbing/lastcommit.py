@@ -166,7 +166,8 @@ def save(root: StrPath, operator: list[str] | None, index_is_head: bool = False)
              "index_is_head": index_is_head, "version": 2}
     path = os.path.join(git, STATE)
     make_dir(os.path.dirname(path))
-    atomic_write(path, compact(state, ascii=True).encode(), durable=False)  # lost: git is asked next time
+    # lost: git is asked next time; read only under the context lock
+    atomic_write(path, compact(state, ascii=True).encode(), durable=False, unlink_first=True)
 
 
 def forget(root: StrPath) -> None:

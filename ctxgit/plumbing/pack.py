@@ -58,8 +58,9 @@ def account(git_dir: StrPath, added: int) -> bool:
     make_dir(os.path.dirname(state))
     try:
         # replaced whole (a count cut short would read as a smaller one), never fsynced:
-        # every write takes this path, and a count lost to a crash only delays a packing
-        atomic_write(state, str(debt).encode(), durable=False)
+        # every write takes this path, and a count lost to a crash only delays a packing;
+        # read only under the context lock
+        atomic_write(state, str(debt).encode(), durable=False, unlink_first=True)
     except StoreError:  # .git/ctx is a link, never written through: the count goes unkept
         pass
     return started
