@@ -101,9 +101,10 @@ def atomic_write(path: StrPath, content: bytes, *, mode: int | None = None, dura
     ``before_replace``: called with the new file's identity just before it takes the
     name (the write path says whose file it is: ``Recorder.intend``); ``unlink_first``
     (with ``durable`` False): the old file is removed just before the rename, for a record
-    read only under the context lock (a reader finding none makes it again), since ext4
-    writes a file renamed over another out to disk before the rename returns
-    (tests/git/test_write_cost.py). Returns the new file's identity (size, mtime, inode).
+    a write replaces every time and whose absence a reader takes as "make it again", never
+    as another answer, since ext4 writes a file renamed over another out to disk before
+    the rename returns (tests/git/test_write_cost.py). Returns the new file's identity
+    (size, mtime, inode).
     """
     path = os.fspath(path)
     directory, name = os.path.split(path)

@@ -270,8 +270,8 @@ def test_the_packing_holds_none_of_ctxs_files_open(root, run, tmp_path):
 
 def test_a_writes_own_records_are_renamed_onto_no_file(root, run, monkeypatch):
     # ext4 (auto_da_alloc) writes a file renamed over another out to disk before the rename
-    # returns: the record of the last commit and the packing's count, replaced at every write
-    # and read only under the context lock, are removed first (a missing one is made again)
+    # returns: the record of the last commit, the packing's count and the since-log's lag,
+    # replaced at every write, are removed first (a missing one is made again)
     from ctx.storage import atomic
     for value in ("one", "two"):
         assert run("set", "a", value, author="A").exit_code == 0
@@ -284,7 +284,7 @@ def test_a_writes_own_records_are_renamed_onto_no_file(root, run, monkeypatch):
         return real(src, dst, *args, **kwargs)
     monkeypatch.setattr(atomic.os, "replace", replace)
     assert run("set", "a", "three", author="A").exit_code == 0
-    assert "state.json" not in over and "loose-bytes" not in over, over
+    assert not {"state.json", "loose-bytes", "since-lag"} & set(over), over
     assert (root / ".git" / "ctx" / "state.json").exists() and (root / ".git" / "ctx" / "loose-bytes").exists()
     seen = _commit_args(monkeypatch)
     assert run("set", "a", "four", author="A").exit_code == 0
