@@ -328,9 +328,20 @@ class GitRecorder:
                 self._account(change)
             if not self._unsettled:
                 identity = machine_identity(repo)
-                lastcommit.save(self.root, list(identity) if identity else None)
+                lastcommit.save(self.root, list(identity) if identity else None, self._index_is_head())
         except (OSError, StoreError):
             lastcommit.forget(self.root)
+
+    def _index_is_head(self) -> bool:
+        """Asked of git once a commit the slow way is made: the next writes commit from the
+        index (``gitcommit.commit``'s ``index_is_head``) only while nothing else is staged."""
+        from ctxgit.plumbing import gitcommit
+        if gitcommit.program() is None or settings.flag("CTX_GIT_SLOW"):
+            return False  # (no write takes the one-`git commit` way)
+        try:
+            return gitcommit.index_is_head(self.root)
+        except GitError:
+            return False
 
     def _account(self, change: Change) -> None:
         """Count what the commit added toward the next packing (``pack.account``): the
@@ -388,15 +399,17 @@ class GitRecorder:
                                 lambda: read_bytes(os.path.join(self.root, paths[0])))])
         phases.lap("check")
         git = os.path.join(self.root, ".git")
+        # the index as ctx's last commit left it (its identity unchanged): HEAD's, or not
+        whole = state.get("index_is_head") is True
         lastcommit.begin(git, "git")
         try:
-            committed = gitcommit.commit(self.root, paths, message_for(change), author, committer)
+            committed = gitcommit.commit(self.root, paths, message_for(change), author, committer, whole)
         finally:
             lastcommit.end(git)
         try:  # the commit stands: bookkeeping that fails must not make the write look undone
             if committed:
                 self._account(change)
-            lastcommit.save(self.root, operator)
+            lastcommit.save(self.root, operator, whole)  # (a commit of the index leaves it HEAD's)
         except (OSError, StoreError):
             lastcommit.forget(self.root)
         return True

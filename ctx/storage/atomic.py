@@ -89,7 +89,7 @@ def _temporary(directory: str, name: str) -> tuple[int, str]:
 
 
 def atomic_write(path: StrPath, content: bytes, *, mode: int | None = None, durable: bool = True,
-                 create_only: bool = False,
+                 create_only: bool = False, unlink_first: bool = False,
                  before_replace: Callable[[Identity], None] | None = None) -> Identity:
     """Replace ``path`` with ``content``: temporary file, fsync, rename (§8.3). The one
     way ctx replaces a file, whatever the file.
@@ -99,8 +99,12 @@ def atomic_write(path: StrPath, content: bytes, *, mode: int | None = None, dura
     costs nothing and a write's time counts; ``create_only``: never over a file already
     there (FileExistsError), for a file ctx only makes when it is missing;
     ``before_replace``: called with the new file's identity just before it takes the
-    name (the write path says whose file it is: ``Recorder.intend``). Returns the new
-    file's identity (size, mtime, inode).
+    name (the write path says whose file it is: ``Recorder.intend``); ``unlink_first``
+    (with ``durable`` False): the old file is removed just before the rename, for a record
+    a write replaces every time and whose absence a reader takes as "make it again", never
+    as another answer, since ext4 writes a file renamed over another out to disk before
+    the rename returns (tests/git/test_write_cost.py). Returns the new file's identity
+    (size, mtime, inode).
     """
     path = os.fspath(path)
     directory, name = os.path.split(path)
@@ -122,6 +126,8 @@ def atomic_write(path: StrPath, content: bytes, *, mode: int | None = None, dura
         if create_only:
             _create(tmp, path)
         else:
+            if unlink_first and not durable:
+                remove(path)
             os.replace(tmp, path)
     except BaseException:
         try:

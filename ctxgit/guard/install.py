@@ -34,6 +34,7 @@ def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
     if ensure_gitattributes(root):
         touched.append(".gitattributes")
     ensure_merge_driver(repo)
+    ensure_loose_compression(repo, root)
     return repo, touched
 
 
@@ -74,6 +75,32 @@ def ensure_merge_driver(repo: pygit2.Repository) -> None:
             config["merge.ctx.driver"] = driver_command()
     except (pygit2.GitError, OSError):
         pass
+
+
+# Every write stores the whole store file as a new loose object, which lives until the next
+# packing (ctxgit/plumbing/pack.py: by the bytes written, CTX_PACK_THRESHOLD); the pack is
+# compressed as git's settings say (pack.compression, core.compression), untouched here.
+# Deflating each loose copy first (git's default, level 1) was most of git's part of a write
+# at 10,000 entries: ctx's own repository keeps them stored (level 0), unless the operator's
+# git says otherwise (tests/git/test_write_cost.py).
+LOOSE_KEYS = ("core.looseCompression", "core.compression")
+
+
+def ensure_loose_compression(repo: pygit2.Repository, root: Path) -> None:
+    """Set ``core.looseCompression = 0`` in the repository's own config when no config git
+    reads sets it or ``core.compression`` (once: then it is set). Only where git commits:
+    libgit2 writes its loose objects at a level of its own."""
+    from ctxgit.plumbing import gitcommit
+    if gitcommit.program() is None:
+        return
+    try:
+        config = repo.config
+        if any(key in config for key in LOOSE_KEYS):
+            return
+        if not gitcommit.configured(root, LOOSE_KEYS):
+            gitcommit.set_local(root, LOOSE_KEYS[0], "0")
+    except (pygit2.GitError, GitError, OSError):
+        pass  # a default, not a need: the write goes on at git's own level
 
 
 def ensure_gitignore(root: Path) -> bool:

@@ -223,18 +223,49 @@ def untrack(root: StrPath, paths: Sequence[str]) -> None:
         raise _failed("untracking local state", done)
 
 
-def commit(root: StrPath, paths: Sequence[str], message: str, author: Person, committer: Person) -> bool:
+def commit(root: StrPath, paths: Sequence[str], message: str, author: Person, committer: Person,
+           index_is_head: bool = False) -> bool:
     """Commit ``paths`` as they are on disk (``git commit --only``: nothing else the index
     holds), on HEAD's branch; False when they are as HEAD has them. Each path must be
-    known to git (in HEAD or staged: ``add``). Signed when git's settings say so."""
+    known to git (in HEAD or staged: ``add``). Signed when git's settings say so.
+
+    ``index_is_head``: the caller knows the index holds just what HEAD does (``index_is_head()``
+    said so and nothing touched the index since). ``--only`` hashes each file twice, into the
+    index and into a temporary index made from HEAD; ``--include`` commits the same tree
+    from the index alone (tests/git/test_write_cost.py)."""
+    way = "--include" if index_is_head else "--only"
     done = _retrying(root, ["commit", "--quiet", "--cleanup=verbatim", "--allow-empty-message", "-F", "-",
-                            "--only", "--", *paths], _env(author, committer), message.encode("utf-8"))
+                            way, "--", *paths], _env(author, committer), message.encode("utf-8"))
     phases.lap("commit")
     if done.returncode == 0:
         return True
     if done.returncode == 1 and not done.stderr.strip():
         return False  # "nothing to commit" (said on standard output)
     raise _failed("committing", done, root)
+
+
+def index_is_head(root: StrPath) -> bool:
+    """Whether git's index holds exactly what HEAD's tree does (nothing staged, nothing
+    unmerged); False when git cannot tell (no HEAD yet)."""
+    done = _retrying(root, ["diff-index", "--cached", "--quiet", "HEAD", "--"])
+    return done.returncode == 0
+
+
+def configured(root: StrPath, names: Sequence[str]) -> bool:
+    """Whether any configuration git reads here (system, global, local, includes) sets one
+    of ``names`` (git matches the pattern against its lowercased names)."""
+    pattern = "^(" + "|".join(name.lower().replace(".", r"\.") for name in names) + ")$"
+    done = _git(root, ["config", "--get-regexp", pattern])
+    if done.returncode not in (0, 1):
+        raise _failed("reading git's configuration", done)
+    return done.returncode == 0
+
+
+def set_local(root: StrPath, name: str, value: str) -> None:
+    """Set ``name`` in the repository's own configuration."""
+    done = _retrying(root, ["config", "--local", name, value])
+    if done.returncode != 0:
+        raise _failed("setting the repository's configuration", done)
 
 
 def write_tree(root: StrPath) -> str:

@@ -152,18 +152,22 @@ def _global_configs() -> list:
             _stat(os.environ["GIT_CONFIG_GLOBAL"]) if os.environ.get("GIT_CONFIG_GLOBAL") else None]
 
 
-def save(root: StrPath, operator: list[str] | None) -> None:
+def save(root: StrPath, operator: list[str] | None, index_is_head: bool = False) -> None:
     """Record the repository as a commit just left it. ``operator``: this machine's git
-    identity (None: none set), read from the config whose identity the record covers."""
+    identity (None: none set), read from the config whose identity the record covers;
+    ``index_is_head``: git's index holds just what HEAD does (git said so, or the commit
+    was made from that index: ``gitcommit.commit``). A record without it reads as False."""
     git = os.path.join(root, ".git")
     head = head_id(root)
     if head is None:
         return forget(root)
     state = {"head": head, "index": _stat(os.path.join(git, "index")), "config": _stat(os.path.join(git, "config")),
-             "global": _global_configs(), "operator": operator, "files": versioned(root), "version": 2}
+             "global": _global_configs(), "operator": operator, "files": versioned(root),
+             "index_is_head": index_is_head, "version": 2}
     path = os.path.join(git, STATE)
     make_dir(os.path.dirname(path))
-    atomic_write(path, compact(state, ascii=True).encode(), durable=False)  # lost: git is asked next time
+    # lost: git is asked next time; read only under the context lock
+    atomic_write(path, compact(state, ascii=True).encode(), durable=False, unlink_first=True)
 
 
 def forget(root: StrPath) -> None:

@@ -58,8 +58,9 @@ def account(git_dir: StrPath, added: int) -> bool:
     make_dir(os.path.dirname(state))
     try:
         # replaced whole (a count cut short would read as a smaller one), never fsynced:
-        # every write takes this path, and a count lost to a crash only delays a packing
-        atomic_write(state, str(debt).encode(), durable=False)
+        # every write takes this path, and a count lost to a crash only delays a packing;
+        # read only under the context lock
+        atomic_write(state, str(debt).encode(), durable=False, unlink_first=True)
     except StoreError:  # .git/ctx is a link, never written through: the count goes unkept
         pass
     return started
@@ -75,15 +76,20 @@ PACK_WINDOW = "pack.window=1"
 
 
 def start_gc(root: StrPath) -> bool:
-    """Start ``git gc --quiet`` detached in ``root``; False when git is missing."""
-    import shutil
-    import subprocess  # here, not at the top: most writes never pack, and start-up counts
-
+    """Start ``git gc --quiet`` detached in ``root`` (a session of its own, its streams on
+    /dev/null); False when git is missing or cannot be started (the count stays: the next
+    write tries again). Spawned directly, not through ``subprocess``, whose imports a write
+    that packs would pay (tests/git/test_write_cost.py); it inherits none of ctx's files,
+    which Python opens non-inheritable (the same test)."""
+    from ctxgit.plumbing.gitcommit import program
     from ctxgit.plumbing.gitenv import clean_git_env
-    git = shutil.which("git")
+    git = program()
     if git is None:
         return False
-    subprocess.Popen([git, "-C", str(root), "-c", PACK_WINDOW, "gc", "--quiet"], env=clean_git_env(),
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:
+        os.posix_spawn(git, [git, "-C", os.fspath(root), "-c", PACK_WINDOW, "gc", "--quiet"], clean_git_env(),
+                       file_actions=quiet, setsid=True)
+    except OSError:
+        return False
     return True

@@ -68,5 +68,6 @@ def reset(root: StrPath) -> None:
 
 def _write(path: str, count: int) -> None:
     # Replaced whole, so a reader never sees a count cut short; never fsynced: a count
-    # lost to a crash only moves the catch-up by a write or two (none at all: it runs now).
-    atomic_write(path, b"%d" % count, durable=False)
+    # lost to a crash only moves the catch-up by a write or two (none at all: it runs now),
+    # and so removed just before (a write finding none in between catches up at once)
+    atomic_write(path, b"%d" % count, durable=False, unlink_first=True)
