@@ -160,3 +160,24 @@ def test_the_product_plays_no_process_wide_tricks():
         finder.visit(ast.parse(path.read_text(encoding="utf-8")))
         found.extend(finder.found)
     assert not found, "process-wide tricks in the product:\n" + "\n".join(found)
+
+
+def test_the_parse_gives_the_collector_back_as_it_was():
+    import gc
+
+    import pytest
+
+    from ctx.errors import StoreError
+    from ctx.storage.files import parse_store
+    good = b'{"type": "shared", "version": "1", "entries": {}}'
+    was = gc.isenabled()
+    try:
+        for collecting in (True, False):
+            (gc.enable if collecting else gc.disable)()
+            assert parse_store("shared", "shared.json", good).data["entries"] == {}
+            assert gc.isenabled() is collecting
+            with pytest.raises(StoreError):
+                parse_store("shared", "shared.json", b'{"entries": {"k": NaN}}')
+            assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
