@@ -77,7 +77,7 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
         self.function.pop()
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def _module_of(self, node: ast.expr) -> str | None:
         return self.modules.get(node.id) if isinstance(node, ast.Name) else None
@@ -115,7 +115,8 @@ class _Finder(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         called = node.func
-        if isinstance(called, ast.Attribute) and called.attr in SYS_MODULES_WRITES and self._is_sys_modules(called.value):
+        if isinstance(called, ast.Attribute) and called.attr in SYS_MODULES_WRITES \
+                and self._is_sys_modules(called.value):
             self._say(node, f"writes into sys.modules (.{called.attr})")
         self.generic_visit(node)
 
