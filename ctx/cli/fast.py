@@ -12,7 +12,6 @@ A test runs both doors over the same arguments and compares what they print.
 
 from __future__ import annotations
 
-import gc
 import sys
 
 from ctx.cli.params import FLAG, INT, MULTI, WORDS
@@ -99,9 +98,6 @@ def parse(name: str, args: list[str]) -> dict[str, Any]:
 
 def main() -> None:
     """The ``ctx`` console entry point."""
-    # One short command per process, building large acyclic JSON trees: the cyclic
-    # garbage collector finds nothing to free and costs a third of parsing a big store.
-    gc.disable()
     args = sys.argv[1:]
     for number, arg in enumerate(args, start=1):
         try:

@@ -224,9 +224,8 @@ def parse_store(name: str, path: str, raw: bytes, identity: Identity | None = No
     ``checked``: these very bytes passed this check before (the read index describes
     them), so the search for keys written twice is skipped.
     """
-    from ctx.jsoncodec import loads
     try:
-        data = loads(raw.decode("utf-8"), parse_constant=_not_json)
+        data = _collector_paused(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}); "
                          "fix or restore it, ctx will not overwrite it") from None
@@ -250,6 +249,24 @@ def parse_store(name: str, path: str, raw: bytes, identity: Identity | None = No
             incomplete.append((key, ", ".join(sorted(REQUIRED_FIELDS - entry.keys()))))
     data.setdefault("entries", entries)
     return StoreFile(name, path, data, True, raw, identity, tuple(incomplete))
+
+
+def _collector_paused(text: str) -> Any:
+    """``text`` parsed as JSON, the cyclic collector paused for the parse only: a store file is
+    one tree of new dicts, lists and strings with no cycle to find, so the collections its
+    allocations would start free nothing. The collector's state is given back as it was,
+    whatever happens; this is the one place the product switches it
+    (tests/test_no_tricks.py: test_the_product_plays_no_process_wide_tricks)."""
+    import gc
+
+    from ctx.jsoncodec import loads
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return loads(text, parse_constant=_not_json)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _not_json(name: str):

@@ -33,9 +33,8 @@ if TYPE_CHECKING:
 
     from ctx.storage.files import StrPath
 else:
-    from ctx.storage import sqlitemodule
     try:  # the module that sqlite3 re-exports (without the package's adapters, which import datetime)
-        sqlite3 = sqlitemodule.load()
+        import _sqlite3 as sqlite3
     except ImportError:  # (an interpreter without it: the package)
         import sqlite3
 

@@ -222,12 +222,11 @@ def test_the_reads_load_neither_re_nor_pathlib(root, run):
     """Every read (the brief and start too) runs on ``str`` paths and string methods: re,
     pathlib (with urllib.parse and ipaddress), enum and contextlib cost a process ~8 ms to
     import, a third of a `ctx get` at 10,000 entries; times and days are counted in seconds
-    and day numbers (datetime, with math and operator: ~2.5 ms) until something is due; and
-    SQLite loads without functools and the collections it brings (~1.3 ms: sqlitemodule.py)."""
+    and day numbers (datetime, with math and operator: ~2.5 ms) until something is due."""
     _fill(run)
     assert run("list").exit_code == 0  # the index is built
-    heavy = tuple(m for m in ("re", "pathlib", "urllib.parse", "enum", "contextlib", "json", "datetime",
-                              "functools", "collections") if m not in _at_start())
+    heavy = tuple(m for m in ("re", "pathlib", "urllib.parse", "enum", "contextlib", "json", "datetime")
+                  if m not in _at_start())
     code = ("import sys; sys.argv = ['ctx'] + sys.argv[1:]\n"
             "from ctx.cli import console\n"
             f"import atexit; atexit.register(lambda: print('LOADED', [m for m in {heavy!r} if m in sys.modules]))\n"

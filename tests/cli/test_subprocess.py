@@ -123,13 +123,13 @@ def test_concurrent_library_processes_lose_nothing(root):
     assert len([k for k in read_entries(root, "agent") if k.startswith("lib_")]) == 30
 
 
-# --- the quick exit (ctx.cli.console): no interpreter teardown, nothing else lost -----------
+# --- the exit (ctx.cli.console): nothing registered or printed is lost ------------------------
 
 @pytest.mark.parametrize("module", [False, True], ids=["script", "python-m"])
 @pytest.mark.slow
-def test_the_quick_exit_still_runs_exit_functions_and_flushes_everything(root, tmp_path, module):
-    """The process leaves without the interpreter's teardown, but what was registered to
-    run at exit runs (CTX_PHASES writes its line then), and every line printed arrives."""
+def test_the_exit_runs_exit_functions_and_flushes_everything(root, tmp_path, module):
+    """What was registered to run at exit runs (CTX_PHASES writes its line then), and every
+    line printed arrives."""
     for i in range(3):
         assert ctx("set", f"k{i:03}", f"value {i} " + "word " * 40, author="A").returncode == 0
     phases = tmp_path / "phases.jsonl"
@@ -144,9 +144,8 @@ def test_the_quick_exit_still_runs_exit_functions_and_flushes_everything(root, t
 
 
 @pytest.mark.slow
-def test_the_quick_exit_gives_way_to_a_profiler(root, tmp_path):
-    """Under cProfile (which writes its report once the program returns) the ordinary exit
-    runs, so the report is there."""
+def test_a_profiler_writes_its_report(root, tmp_path):
+    """Under cProfile (which writes its report once the program returns) the report is there."""
     report = tmp_path / "set.prof"
     done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(report), str(CTX), "set", "k", "v"],
                           env=dict(os.environ, CTX_AUTHOR="A"), capture_output=True, text=True, timeout=60)

@@ -6,7 +6,6 @@ so it is what most tests drive (tests/conftest.py's ``run``)."""
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -17,7 +16,6 @@ def run_front_door(runner: CliRunner, args: Sequence[str], *, input: str | bytes
                    env: Mapping[str, str | None] | None = None) -> Result:
     """``ctx ARGS`` through ``ctx.cli.main``; its exit status, output and any exception."""
     from ctx.cli import main
-    collecting = gc.isenabled()  # the door may pause the collector: the test process keeps its own
     argv = sys.argv
     exception: BaseException | None = None
     exc_info = None
@@ -40,8 +38,6 @@ def run_front_door(runner: CliRunner, args: Sequence[str], *, input: str | bytes
             exception, exc_info, code = error, sys.exc_info(), 1
         finally:
             sys.argv = argv
-            if collecting:
-                gc.enable()
             sys.stdout.flush()
             sys.stderr.flush()
         return Result(runner=runner, stdout_bytes=stdout.getvalue(), stderr_bytes=stderr.getvalue(),
