@@ -262,6 +262,22 @@ def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
     return pieces
 
 
+def piece_bounds(raw: bytes) -> tuple[int, int, int, int] | None:
+    """Where ``split_pieces`` cuts a store file's bytes, without cutting it: ``(brace, after,
+    first, stop)``, the head ``raw[:brace]``, the tail ``raw[after:]``, the pieces in
+    ``raw[first:stop]`` (``first`` -1: the entries object is ``{}``, no piece). None for
+    another layout."""
+    body = _entries_body(raw, _BYTES)
+    if body is None:
+        return None
+    if raw.startswith(_BYTES.empty, body - 1):
+        return body - 1, body + 1, -1, -1
+    close = raw.rfind(_BYTES.close)
+    if close < body or not raw.startswith(_MEMBER_LEAD, body):
+        return None
+    return body - 1, close + len(_BYTES.close), body + len(_MEMBER_LEAD), close
+
+
 def split_pieces(raw: bytes) -> tuple[bytes, bytes, list[bytes]] | None:
     """A store file's bytes cut where ctx's layout separates entries: ``(head, tail,
     pieces)``, where ``head`` runs to ``"entries": `` (its brace not included), ``tail``
@@ -272,15 +288,11 @@ def split_pieces(raw: bytes) -> tuple[bytes, bytes, list[bytes]] | None:
     entries object is the last member ctx writes, so its closing line is looked for from
     the end (the last ``\n  }``): the entries are not searched through for it. None for
     another layout."""
-    body = _entries_body(raw, _BYTES)
-    if body is None:
+    found = piece_bounds(raw)
+    if found is None:
         return None
-    if raw.startswith(_BYTES.empty, body - 1):
-        return raw[:body - 1], raw[body + 1:], []
-    close = raw.rfind(_BYTES.close)
-    if close < body or not raw.startswith(_MEMBER_LEAD, body):
-        return None
-    return raw[:body - 1], raw[close + len(_BYTES.close):], raw[body + len(_MEMBER_LEAD):close].split(MEMBER_NEXT)
+    brace, after, first, stop = found
+    return raw[:brace], raw[after:], [] if first < 0 else raw[first:stop].split(MEMBER_NEXT)
 
 
 def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[str, Any]]]) -> bytes:

@@ -243,7 +243,7 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
             for blob, proof in zip(([before] if len(found.proofs) == 2 else []) + [theirs], found.proofs,
                                    strict=True):
                 if blob is not None:
-                    proofs.record(blob, proof.digests, proof.keys)
+                    proofs.record(blob, proof)
     return received
 
 
@@ -256,7 +256,7 @@ def _learn_keys(keys: dict[pygit2.Oid, list[str]], found: piecewise.Changes, the
             if len(found.proofs) == 2:
                 keys[before] = found.proofs[0].keys
             elif proofs is not None and (kept := proofs.pieces(before)) is not None:
-                keys[before] = kept[1]
+                keys[before] = kept.keys
         return
     if found.parsed is not None:
         entries = found.parsed.get("entries")
@@ -274,17 +274,19 @@ def _changes(repo: pygit2.Repository, raw: bytes, path: str, before: pygit2.Oid 
     (None: no base): piece by piece with ``proofs``, the plain way without."""
     proved: dict[bytes, str] | None = None
     base: Collection[bytes] | None = None
+    kept: piecewise.Proof | None = None
     if proofs is not None:
-        known = proofs.pieces(before)
-        if known is not None:
-            proved = dict(zip(*known, strict=True))
+        kept = proofs.pieces(before)
+        if kept is not None and not kept.whole():
+            proved = kept.proved()
             base = proved  # the base's pieces are the ones proved (then ``prove`` asks no more)
-        elif before is not None:
+        elif kept is None and before is not None:
             proved = proofs.known()  # a base never taken in (written here): its pieces mostly were
     try:
         return piecewise.changes(
             raw, path, lambda: _base_bytes(repo, before, path) if before is not None else None, side=SIDE,
-            fast=proofs is not None, proved=proved, base_digests=base, has_base=before is not None)
+            fast=proofs is not None, proved=proved, base_digests=base, has_base=before is not None,
+            base_proof=kept)
     except Conflict as exc:
         named = f" (commit {str(commits[-1].id)[:10]})" if commits else ""
         raise Conflict(f"{exc}{named}") from None
