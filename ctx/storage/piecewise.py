@@ -245,11 +245,28 @@ class _Along:
             return False
         return self.raw.startswith(head, at) and self.sha256(self.view[at:end]).digest() == digest
 
-    def take(self, index: int, at: int) -> None:
-        low, high = self.starts[index], self.starts[index + 1]
+    def recurring(self, index: int, at: int) -> tuple[int, int]:
+        """The base's runs from ``index`` on that recur one after another from ``at``, taken:
+        ``(index, at)`` of the first that does not, or ``at`` -1 at the file's last piece.
+        (The loop of a sync that changed a few entries: ``fits`` inlined.)"""
+        raw, view, stop, runs, sha256, made = self.raw, self.view, self.stop, self.runs, self.sha256, self.made
+        begin, count = index, len(runs)
+        while index < count:
+            run = runs[index]
+            end = at + run[1]
+            if end != stop and (end + GAP > stop or not raw.startswith(MEMBER_NEXT, end)):
+                break
+            if not raw.startswith(run[3], at) or sha256(view[at:end]).digest() != run[2]:
+                break
+            made.append((at, run))
+            index += 1
+            at = end + GAP if end != stop else -1
+            if at < 0:
+                break
+        low, high = self.starts[begin], self.starts[index]
         self.parts.append(self.base.digests[low * DIGEST:high * DIGEST])
         self.keys += self.base.keys[low:high]
-        self.made.append((at, self.runs[index]))
+        return index, at
 
     def next_run(self, index: int, at: int) -> tuple[int, int, int]:
         """Where the stretch from ``at`` (the base's run ``index`` did not recur there) ends:
@@ -296,24 +313,17 @@ class _Along:
         return True
 
     def walk(self) -> Proof | None:
-        at, index, fitted = self.first, 0, False
-        count = len(self.runs)
+        at, index = self.first, 0
         while True:
-            if fitted or (index < count and self.fits(index, at)):
-                self.take(index, at)
-                end = at + self.runs[index][1]
-                index, fitted = index + 1, False
-                if end == self.stop:
-                    break
-                at = end + GAP
-                continue
+            index, at = self.recurring(index, at)
+            if at < 0:
+                break
             end, following, later = self.next_run(index, at)
-            if end > at or following < 0:
-                if not self.stretch(at, end, min(index, count), later):
-                    return None
+            if (end > at or following < 0) and not self.stretch(at, end, index, later):
+                return None
             if following < 0:
                 break
-            at, index, fitted = following, later, True
+            index, at = later, following  # (``recurring`` names it again: one run's bytes)
         if len(set(self.keys)) != len(self.keys):
             return None  # a key in two pieces: the whole parse refuses it
         return Proof(b"".join(self.parts), self.keys, self.fresh, self.joined())

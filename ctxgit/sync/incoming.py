@@ -45,6 +45,7 @@ MiB = 1 << 20
 BOUNDS: dict[str, int] = {"store": 128 * MiB, "sessions": 1 * MiB, "RULES.md": 1 * MiB,
                           "config.json": 64 * 1024, ".gitignore": 64 * 1024, ".gitattributes": 64 * 1024}
 SIDE = "the remote"
+LINE = 256  # received commits followed parent by parent before git's walk is asked
 
 
 def bound(path: str) -> int:
@@ -95,16 +96,14 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
     """Check every commit reachable from ``tip`` and not from ``known`` (this side's head;
     None when this side has no commit), then the tip's changed entries; ``Conflict``
     for the first thing wrong. ``now``: this machine's time, in epoch seconds (tests)."""
-    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if known is not None:
-        walker.hide(known)
+    received, descends = _received(repo, tip, known)
     stores: set[str] = set()
     commits: list[pygit2.Commit] = []
     # trees read, by id, and each received commit's tree id: a commit's trees are most often its
     # child's parent trees (the next commit here), read once (bench/guard.py)
     seen: dict[pygit2.Oid, pygit2.Tree] = {}
     tree_of: dict[pygit2.Oid, pygit2.Oid] = {}
-    for commit in walker:
+    for commit in received:
         commits.append(commit)
         tree_of[commit.id] = commit.tree_id
         parent = None
@@ -119,7 +118,34 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
         except _Bad as bad:
             raise Conflict(f"{bad.path} from {SIDE} {bad.why} (commit {str(commit.id)[:10]}); "
                            "ctx refused the commit whole: nothing here changed") from None
-    return _check_entries(repo, tip, known, sorted(stores), commits, now)
+    return _check_entries(repo, tip, known, sorted(stores), commits, now, descends)
+
+
+def _received(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None) -> tuple[list[pygit2.Commit], bool]:
+    """The commits reachable from ``tip`` and not from ``known``, parents first, and whether
+    ``tip`` descends from ``known``. A line of single-parent commits down to ``known`` (a
+    fast-forward's, most often) is followed as it is; any other history is git's walk."""
+    line: list[pygit2.Commit] = []
+    try:
+        commit = repo[tip].peel(pygit2.Commit)
+        while len(line) < LINE:
+            if commit.id == known:
+                return line[::-1], bool(line)
+            line.append(commit)
+            if len(commit.parent_ids) != 1:
+                if known is None and not commit.parent_ids:
+                    return line[::-1], False  # the root: the whole history, one line
+                break  # a merge, or a root that is not ``known``'s (histories apart): git walks it
+            commit = repo[commit.parent_ids[0]].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        pass  # git's walk says what is wrong
+    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if known is not None:
+        walker.hide(known)
+    commits = list(walker)
+    # a commit received whose parent is ``known`` is on a path from the tip down to it, and
+    # every such path has one (the commit just above ``known`` is not reachable from it)
+    return commits, known is not None and any(known in commit.parent_ids for commit in commits)
 
 
 class _Bad(Exception):
@@ -188,9 +214,10 @@ def _blob_at(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> py
 
 
 def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, paths: list[str],
-                   commits: list[pygit2.Commit], now: float | None) -> Received:
+                   commits: list[pygit2.Commit], now: float | None, descends: bool) -> Received:
     """The tip's store files that differ from the side already here, read and their
     changed entries checked; a bad entry is named by the first commit that brought it.
+    ``descends``: the tip descends from ``known`` (a fast-forward: the base is ``known``).
     A file a merge will merge (changed here too) is parsed whole and handed on, with its
     base (``Received.parsed``); any other is proved piece by piece where it can be
     (``ctx/storage/piecewise.py``, the pieces known from ``verified.py``)."""
@@ -201,7 +228,7 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
     base_id = None
     ours_tree = None
     if known is not None:
-        if repo.descendant_of(tip, known):
+        if descends:
             base_id = known
         else:
             base_id = repo.merge_base(known, tip)
