@@ -112,31 +112,50 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
             parent = _tree(repo, parent_tree, seen) if parent_tree is not None else None
             if parent is None:
                 parent = commit.parents[0].tree
+                tree_of[commit.parent_ids[0]], seen[parent.id] = parent.id, parent  # (known's, most often)
         tree = _tree(repo, commit.tree_id, seen)
         try:
             _compare(repo, parent, commit.tree if tree is None else tree, "", stores, seen)
         except _Bad as bad:
             raise Conflict(f"{bad.path} from {SIDE} {bad.why} (commit {str(commit.id)[:10]}); "
                            "ctx refused the commit whole: nothing here changed") from None
-    return _check_entries(repo, tip, known, sorted(stores), commits, now, descends)
+    trees = _Trees(repo, seen, tree_of)
+    return _check_entries(repo, tip, known, sorted(stores), commits, now, descends, trees)
+
+
+@dataclass
+class _Trees:
+    """Commits' trees read already (the walk's), by commit id."""
+
+    repo: pygit2.Repository
+    seen: dict[pygit2.Oid, pygit2.Tree]
+    tree_of: dict[pygit2.Oid, pygit2.Oid]
+
+    def of(self, commit: pygit2.Oid) -> pygit2.Tree:
+        tree_id = self.tree_of.get(commit)
+        found = self.seen.get(tree_id) if tree_id is not None else None
+        return found if found is not None else self.repo[commit].peel(pygit2.Commit).tree
 
 
 def _received(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None) -> tuple[list[pygit2.Commit], bool]:
     """The commits reachable from ``tip`` and not from ``known``, parents first, and whether
     ``tip`` descends from ``known``. A line of single-parent commits down to ``known`` (a
     fast-forward's, most often) is followed as it is; any other history is git's walk."""
+    if tip == known:
+        return [], False
     line: list[pygit2.Commit] = []
     try:
-        commit = repo[tip].peel(pygit2.Commit)
-        while len(line) < LINE:
-            if commit.id == known:
-                return line[::-1], bool(line)
+        commit = repo[tip]
+        while isinstance(commit, pygit2.Commit) and len(line) < LINE:
             line.append(commit)
-            if len(commit.parent_ids) != 1:
-                if known is None and not commit.parent_ids:
+            parents = commit.parent_ids
+            if len(parents) != 1:
+                if known is None and not parents:
                     return line[::-1], False  # the root: the whole history, one line
                 break  # a merge, or a root that is not ``known``'s (histories apart): git walks it
-            commit = repo[commit.parent_ids[0]].peel(pygit2.Commit)
+            if parents[0] == known:
+                return line[::-1], True
+            commit = repo[parents[0]]
     except (KeyError, ValueError, pygit2.GitError):
         pass  # git's walk says what is wrong
     walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
@@ -214,17 +233,18 @@ def _blob_at(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> py
 
 
 def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, paths: list[str],
-                   commits: list[pygit2.Commit], now: float | None, descends: bool) -> Received:
+                   commits: list[pygit2.Commit], now: float | None, descends: bool, trees: _Trees) -> Received:
     """The tip's store files that differ from the side already here, read and their
     changed entries checked; a bad entry is named by the first commit that brought it.
-    ``descends``: the tip descends from ``known`` (a fast-forward: the base is ``known``).
+    ``descends``: the tip descends from ``known`` (a fast-forward: the base is ``known``);
+    ``trees``: the commits' trees the walk read.
     A file a merge will merge (changed here too) is parsed whole and handed on, with its
     base (``Received.parsed``); any other is proved piece by piece where it can be
     (``ctx/storage/piecewise.py``, the pieces known from ``verified.py``)."""
     received = Received()
     if not paths:
         return received
-    tip_tree = repo[tip].peel(pygit2.Commit).tree
+    tip_tree = trees.of(tip)
     base_id = None
     ours_tree = None
     if known is not None:
@@ -232,8 +252,8 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
             base_id = known
         else:
             base_id = repo.merge_base(known, tip)
-            ours_tree = repo[known].peel(pygit2.Commit).tree
-    base_tree = repo[base_id].peel(pygit2.Commit).tree if base_id is not None else None
+            ours_tree = trees.of(known)
+    base_tree = trees.of(base_id) if base_id is not None else None
     proofs: verified.Verified | None = None
     for path in paths:
         theirs = _blob_at(repo, tip_tree, path)
