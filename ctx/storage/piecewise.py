@@ -239,7 +239,7 @@ class _Along:
 
     def fits(self, index: int, at: int) -> bool:
         """The base's run ``index`` recurs at ``at`` (a piece's start), ending where a piece does."""
-        count, length, digest, head = self.runs[index]
+        _, length, digest, head = self.runs[index]
         end = at + length
         if end != self.stop and (end + GAP > self.stop or not self.raw.startswith(MEMBER_NEXT, end)):
             return False
@@ -248,7 +248,8 @@ class _Along:
     def recurring(self, index: int, at: int) -> tuple[int, int]:
         """The base's runs from ``index`` on that recur one after another from ``at``, taken:
         ``(index, at)`` of the first that does not, or ``at`` -1 at the file's last piece.
-        (The loop of a sync that changed a few entries: ``fits`` inlined.)"""
+        (``fits`` inlined: a sync that changed a few entries of a big store runs this loop over
+        nearly all of its runs, bench/guard.py.)"""
         raw, view, stop, runs, sha256, made = self.raw, self.view, self.stop, self.runs, self.sha256, self.made
         begin, count = index, len(runs)
         while index < count:
@@ -299,7 +300,9 @@ class _Along:
         low, high = self.starts[index], self.starts[later]
         known = dict(zip(split_digests(self.base.digests[low * DIGEST:high * DIGEST]), range(low, high), strict=True))
         for name, piece in zip(names, pieces, strict=True):
-            where = known.pop(name, None)  # (popped: a piece written twice is parsed the second time)
+            # popped: a piece written twice is parsed the second time, and its key is then in two
+            # pieces (test_guard_runs.py: run_again)
+            where = known.pop(name, None)
             if where is not None:
                 self.keys.append(self.base.keys[where])
                 continue
