@@ -152,6 +152,36 @@ def test_only_the_stretch_around_a_change_is_cut_and_named(monkeypatch):
     assert_the_proof_is_the_files(found.proofs[-1], raw, list(store))
 
 
+def test_a_sync_that_changed_one_entry_of_a_big_store_names_only_the_pieces_around_it(tmp_path, monkeypatch):
+    """Through the guard itself (``incoming.check``): the base taken in by one sync, then a
+    tip that changed one of its 2,000 entries and added one: the pieces named (a SHA-256
+    each) are the stretch around the change and the new one, not every piece of the file."""
+    import pygit2
+
+    from ctxgit.sync import incoming
+    signature = pygit2.Signature("Test Operator", "operator@example.invalid", 1767225600, 0)
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+
+    def commit(raw: bytes, parents: list) -> pygit2.Oid:
+        memory = repo.TreeBuilder()
+        memory.insert("shared.json", repo.create_blob(raw), pygit2.enums.FileMode.BLOB)
+        top = repo.TreeBuilder()
+        top.insert("memory", memory.write(), pygit2.enums.FileMode.TREE)
+        return repo.create_commit(None, signature, signature, "a write", top.write(), parents)
+    store = {f"k{i}": {"value": f"v{i}", "source": "agent", "timestamp": STAMP} for i in range(2000)}
+    base = commit(file_of(store), [])
+    incoming.check(repo, base, None)  # the sync that took the base in: its proof is kept
+    store["k1000"] = {"value": "changed", "source": "agent", "timestamp": STAMP}
+    store["k2000"] = {"value": "added", "source": "agent", "timestamp": STAMP}
+    tip = commit(file_of(store), [base])
+    named: list[bytes] = []
+    real = piecewise.digests
+    monkeypatch.setattr(piecewise, "digests", lambda pieces: named.extend(pieces) or real(pieces))
+    checked = incoming.check(repo, tip, base)
+    assert 2 <= len(named) <= 4 * piecewise.RUN, len(named)  # (before the runs: all 2,001)
+    assert checked.keys[repo[tip].peel(pygit2.Commit).tree["memory/shared.json"].id] == list(store)
+
+
 def test_a_lookalike_piece_is_named():
     # the base's piece and the arriving one share their head, their length and the bytes
     # around them: only the digest of the run they sit in tells them apart
