@@ -2,7 +2,7 @@
 """What the arrival guard (``ctxgit/sync/incoming.check``) and the announcements
 (``ctxgit/sync/arrived.what_arrived``) cost a sync of 30 commits.
 
-    python bench/guard.py [--entries 10000] [--commits 30] [--runs 5]
+    python bench/guard.py [--entries 10000] [--commits 30] [--runs 5] [--cold]
 
 Machine A seeds a context with ``--entries`` entries (one import), pushes it to a
 bare repository, and machine B clones it. A then makes ``--commits`` writes and
@@ -15,7 +15,9 @@ guard learned, as the sync gives it; then the real ``ctx sync`` taking the 30 co
 process). Prints milliseconds (medians and spread) of wall time and of processor time (this
 process's for the parts; the sync's own and its children's, from ``wait4``: a busy machine
 disturbs it less), and the guard's share of the sync on each clock, without and with the
-announcements. The target: the guard at most 5% of the sync. Not a test.
+announcements. The target: the guard at most 5% of the sync. ``--cold``: the guard finds
+no proof kept from an earlier sync (``.git/ctx/verified`` emptied before it: B's first sync,
+or one after a merge), so it proves the base first; the sync is timed as ever. Not a test.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,6 +58,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold", action="store_true", help="no proof kept for the guard (the base proved first)")
     args = parser.parse_args()
     # byte-compiled first, as a wheel install leaves it: with PYTHONDONTWRITEBYTECODE set, every
     # sync would compile ctx again, and the sync's time would hold that too
@@ -96,12 +100,14 @@ def main() -> None:
         for _ in range(args.runs):
             git(b, "reset", "-q", "--hard", old)  # B as before the sync: its files are the base's
             git(b, "update-ref", "refs/remotes/origin/main", old)
+            if args.cold:
+                shutil.rmtree(b / ".git" / "ctx" / "verified", ignore_errors=True)
             one_run(b, pygit2.Oid(hex=new), pygit2.Oid(hex=old), wall, cpu)
             wall["sync"].append(runs.timed([str(CTX), "sync"], {**env, "CTX_HOME": str(b)}))
             cpu["sync"].append(runs.CPU[0])
             assert git(b, "rev-parse", "HEAD") == new
         print(f"store: {args.entries:,} entries, {size / 1e6:.1f} MB; {args.commits} commits received; "
-              f"{args.runs} runs (medians, spread)")
+              f"{args.runs} runs (medians, spread){'; the guard cold (no kept proof)' if args.cold else ''}")
         report("wall", wall)
         report("cpu", cpu)
 

@@ -262,25 +262,27 @@ def entry_members(raw: bytes, keys: Iterable[str]) -> list[bytes] | None:
     return pieces
 
 
-def split_pieces(raw: bytes) -> tuple[bytes, bytes, list[bytes]] | None:
-    """A store file's bytes cut where ctx's layout separates entries: ``(head, tail,
-    pieces)``, where ``head`` runs to ``"entries": `` (its brace not included), ``tail``
-    follows the entries object's closing brace, and each piece is one entry's member
-    text without its leading ``\n    "`` (``entry_members``). Nothing is parsed: a piece
-    is only where an entry should be, and the cut only where the layout says the parts
-    are (``ctx/storage/piecewise.py`` proves they are, or reads the file whole). The
-    entries object is the last member ctx writes, so its closing line is looked for from
-    the end (the last ``\n  }``): the entries are not searched through for it. None for
-    another layout."""
+def piece_bounds(raw: bytes) -> tuple[int, int, int, int] | None:
+    """Where a store file's bytes are cut where ctx's layout separates entries, without
+    cutting them: ``(brace, after, first, stop)``, the head ``raw[:brace]`` running to
+    ``"entries": `` (its brace not included), the tail ``raw[after:]`` following the
+    entries object's closing brace, and the pieces in ``raw[first:stop]``, split at
+    ``MEMBER_NEXT`` (``first`` -1: the entries object is ``{}``, no piece). Each piece is
+    one entry's member text without its leading ``\n    "`` (``entry_members``). Nothing
+    is parsed: a piece is only where an entry should be, and the cut only where the layout
+    says the parts are (``ctx/storage/piecewise.py`` proves they are, or reads the file
+    whole). The entries object is the last member ctx writes, so its closing line is looked
+    for from the end (the last ``\n  }``): the entries are not searched through for it.
+    None for another layout."""
     body = _entries_body(raw, _BYTES)
     if body is None:
         return None
     if raw.startswith(_BYTES.empty, body - 1):
-        return raw[:body - 1], raw[body + 1:], []
+        return body - 1, body + 1, -1, -1
     close = raw.rfind(_BYTES.close)
     if close < body or not raw.startswith(_MEMBER_LEAD, body):
         return None
-    return raw[:body - 1], raw[close + len(_BYTES.close):], raw[body + len(_MEMBER_LEAD):close].split(MEMBER_NEXT)
+    return body - 1, close + len(_BYTES.close), body + len(_MEMBER_LEAD), close
 
 
 def serialize_reusing(data: dict[str, Any], sources: Iterable[tuple[bytes, dict[str, Any]]]) -> bytes:

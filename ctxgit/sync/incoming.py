@@ -45,6 +45,7 @@ MiB = 1 << 20
 BOUNDS: dict[str, int] = {"store": 128 * MiB, "sessions": 1 * MiB, "RULES.md": 1 * MiB,
                           "config.json": 64 * 1024, ".gitignore": 64 * 1024, ".gitattributes": 64 * 1024}
 SIDE = "the remote"
+LINE = 256  # received commits followed parent by parent before git's walk is asked
 
 
 def bound(path: str) -> int:
@@ -95,16 +96,14 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
     """Check every commit reachable from ``tip`` and not from ``known`` (this side's head;
     None when this side has no commit), then the tip's changed entries; ``Conflict``
     for the first thing wrong. ``now``: this machine's time, in epoch seconds (tests)."""
-    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if known is not None:
-        walker.hide(known)
+    received, descends = _received(repo, tip, known)
     stores: set[str] = set()
     commits: list[pygit2.Commit] = []
     # trees read, by id, and each received commit's tree id: a commit's trees are most often its
     # child's parent trees (the next commit here), read once (bench/guard.py)
     seen: dict[pygit2.Oid, pygit2.Tree] = {}
     tree_of: dict[pygit2.Oid, pygit2.Oid] = {}
-    for commit in walker:
+    for commit in received:
         commits.append(commit)
         tree_of[commit.id] = commit.tree_id
         parent = None
@@ -113,13 +112,59 @@ def check(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, *,
             parent = _tree(repo, parent_tree, seen) if parent_tree is not None else None
             if parent is None:
                 parent = commit.parents[0].tree
+                tree_of[commit.parent_ids[0]], seen[parent.id] = parent.id, parent  # (known's, most often)
         tree = _tree(repo, commit.tree_id, seen)
         try:
             _compare(repo, parent, commit.tree if tree is None else tree, "", stores, seen)
         except _Bad as bad:
             raise Conflict(f"{bad.path} from {SIDE} {bad.why} (commit {str(commit.id)[:10]}); "
                            "ctx refused the commit whole: nothing here changed") from None
-    return _check_entries(repo, tip, known, sorted(stores), commits, now)
+    trees = _Trees(repo, seen, tree_of)
+    return _check_entries(repo, tip, known, sorted(stores), commits, now, descends, trees)
+
+
+@dataclass
+class _Trees:
+    """Commits' trees read already (the walk's), by commit id."""
+
+    repo: pygit2.Repository
+    seen: dict[pygit2.Oid, pygit2.Tree]
+    tree_of: dict[pygit2.Oid, pygit2.Oid]
+
+    def of(self, commit: pygit2.Oid) -> pygit2.Tree:
+        tree_id = self.tree_of.get(commit)
+        found = self.seen.get(tree_id) if tree_id is not None else None
+        return found if found is not None else self.repo[commit].peel(pygit2.Commit).tree
+
+
+def _received(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None) -> tuple[list[pygit2.Commit], bool]:
+    """The commits reachable from ``tip`` and not from ``known``, parents first, and whether
+    ``tip`` descends from ``known``. A line of single-parent commits down to ``known`` (a
+    fast-forward's, most often) is followed as it is; any other history is git's walk."""
+    if tip == known:
+        return [], False
+    line: list[pygit2.Commit] = []
+    try:
+        commit = repo[tip]
+        while isinstance(commit, pygit2.Commit) and len(line) < LINE:
+            line.append(commit)
+            parents = commit.parent_ids
+            if len(parents) != 1:
+                if known is None and not parents:
+                    return line[::-1], False  # the root: the whole history, one line
+                break  # a merge, or a root that is not ``known``'s (histories apart): git walks it
+            if parents[0] == known:
+                return line[::-1], True
+            commit = repo[parents[0]]
+    except (KeyError, ValueError, pygit2.GitError):
+        pass  # git's walk says what is wrong
+    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if known is not None:
+        walker.hide(known)
+    commits = list(walker)
+    # a commit received whose parent is ``known`` is on a path from the tip down to it, and
+    # every such path has one (the commit just above ``known`` is not reachable from it)
+    return commits, known is not None and any(known in commit.parent_ids for commit in commits)
 
 
 class _Bad(Exception):
@@ -188,25 +233,27 @@ def _blob_at(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> py
 
 
 def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid | None, paths: list[str],
-                   commits: list[pygit2.Commit], now: float | None) -> Received:
+                   commits: list[pygit2.Commit], now: float | None, descends: bool, trees: _Trees) -> Received:
     """The tip's store files that differ from the side already here, read and their
     changed entries checked; a bad entry is named by the first commit that brought it.
+    ``descends``: the tip descends from ``known`` (a fast-forward: the base is ``known``);
+    ``trees``: the commits' trees the walk read.
     A file a merge will merge (changed here too) is parsed whole and handed on, with its
     base (``Received.parsed``); any other is proved piece by piece where it can be
     (``ctx/storage/piecewise.py``, the pieces known from ``verified.py``)."""
     received = Received()
     if not paths:
         return received
-    tip_tree = repo[tip].peel(pygit2.Commit).tree
+    tip_tree = trees.of(tip)
     base_id = None
     ours_tree = None
     if known is not None:
-        if repo.descendant_of(tip, known):
+        if descends:
             base_id = known
         else:
             base_id = repo.merge_base(known, tip)
-            ours_tree = repo[known].peel(pygit2.Commit).tree
-    base_tree = repo[base_id].peel(pygit2.Commit).tree if base_id is not None else None
+            ours_tree = trees.of(known)
+    base_tree = trees.of(base_id) if base_id is not None else None
     proofs: verified.Verified | None = None
     for path in paths:
         theirs = _blob_at(repo, tip_tree, path)
@@ -243,7 +290,7 @@ def _check_entries(repo: pygit2.Repository, tip: pygit2.Oid, known: pygit2.Oid |
             for blob, proof in zip(([before] if len(found.proofs) == 2 else []) + [theirs], found.proofs,
                                    strict=True):
                 if blob is not None:
-                    proofs.record(blob, proof.digests, proof.keys)
+                    proofs.record(blob, proof)
     return received
 
 
@@ -256,7 +303,7 @@ def _learn_keys(keys: dict[pygit2.Oid, list[str]], found: piecewise.Changes, the
             if len(found.proofs) == 2:
                 keys[before] = found.proofs[0].keys
             elif proofs is not None and (kept := proofs.pieces(before)) is not None:
-                keys[before] = kept[1]
+                keys[before] = kept.keys
         return
     if found.parsed is not None:
         entries = found.parsed.get("entries")
@@ -274,17 +321,19 @@ def _changes(repo: pygit2.Repository, raw: bytes, path: str, before: pygit2.Oid 
     (None: no base): piece by piece with ``proofs``, the plain way without."""
     proved: dict[bytes, str] | None = None
     base: Collection[bytes] | None = None
+    kept: piecewise.Proof | None = None
     if proofs is not None:
-        known = proofs.pieces(before)
-        if known is not None:
-            proved = dict(zip(*known, strict=True))
+        kept = proofs.pieces(before)
+        if kept is not None and not kept.whole():
+            proved = kept.proved()
             base = proved  # the base's pieces are the ones proved (then ``prove`` asks no more)
-        elif before is not None:
+        elif kept is None and before is not None:
             proved = proofs.known()  # a base never taken in (written here): its pieces mostly were
     try:
         return piecewise.changes(
             raw, path, lambda: _base_bytes(repo, before, path) if before is not None else None, side=SIDE,
-            fast=proofs is not None, proved=proved, base_digests=base, has_base=before is not None)
+            fast=proofs is not None, proved=proved, base_digests=base, has_base=before is not None,
+            base_proof=kept)
     except Conflict as exc:
         named = f" (commit {str(commits[-1].id)[:10]})" if commits else ""
         raise Conflict(f"{exc}{named}") from None

@@ -7,7 +7,8 @@ the middle, last; added, removed), and random hand edits of the bytes (a key rep
 an entry split across lines, two entries on one line, another indent, an ``"entries"``
 nested deeper, NaN, invalid UTF-8, a truncated file, pieces swapped, an object member
 after the entries), of the arriving file and of the base; the base's pieces known as a set
-or, as ``incoming`` gives them, as the map of proved pieces itself. Both ways must refuse
+or, as ``incoming`` gives them, as the map of proved pieces itself, or as the base's proof
+with its runs (of one to four pieces: the file proved along them, ``prove_along``). Both ways must refuse
 exactly the same files with the same line, and where both take one, the fast way's entries
 to check must hold every one the plain way names (never fewer: ``incoming`` asks the plain
 way when one of those is refused), and any more it names must be the base's own, unchanged.
@@ -87,17 +88,21 @@ def hand_edit(raw: bytes, how: str, where: int) -> bytes:
     return raw
 
 
-def outcome(raw: bytes, base: bytes | None, fast: bool, cached: bool, same_map: bool = False) -> tuple[str, object]:
+def outcome(raw: bytes, base: bytes | None, fast: bool, cached: bool, same_map: bool = False,
+            along: int = 0) -> tuple[str, object]:
     proved: dict[bytes, str] = {}
     digests = None
+    kept = None
     if fast and cached and base is not None:  # the base proved by an earlier sync
-        proof = piecewise.prove(base, {}, ())
-        if proof is not None:
-            proved = dict(zip(proof.digests, proof.keys, strict=True))
-            digests = proved if same_map else set(proof.digests)  # (incoming gives the one map for both)
+        proof = piecewise.prove(base, {}, (), runs=along)
+        if proof is not None and along:
+            kept = proof  # (its runs: the file is proved along them)
+        elif proof is not None:
+            proved = proof.proved()
+            digests = proved if same_map else set(piecewise.split_digests(proof.digests))  # (incoming: one map)
     try:
         found = piecewise.changes(raw, PATH, lambda: base, fast=fast, proved=proved, base_digests=digests,
-                                  has_base=base is not None)
+                                  has_base=base is not None, base_proof=kept)
     except Conflict as exc:
         return "refused", str(exc)
     return "taken", found
@@ -107,9 +112,10 @@ def outcome(raw: bytes, base: bytes | None, fast: bool, cached: bool, same_map: 
 @given(base_store=stores, edits=st.lists(st.tuples(st.sampled_from(["change", "add", "remove"]),
                                                    st.integers(0, 9), entries), max_size=4),
        nasty=st.sampled_from(NASTY), base_nasty=st.sampled_from(NASTY[:4] + ["none"] * 6),
-       where=st.integers(0, 20), cached=st.booleans(), no_base=st.booleans(), same_map=st.booleans())
+       where=st.integers(0, 20), cached=st.booleans(), no_base=st.booleans(), same_map=st.booleans(),
+       along=st.sampled_from([0, 0, 1, 2, 4]))
 def test_the_fast_way_refuses_exactly_what_the_whole_parse_refuses(base_store, edits, nasty, base_nasty, where,
-                                                                   cached, no_base, same_map):
+                                                                   cached, no_base, same_map, along):
     theirs = dict(base_store)
     for op, index, entry in edits:
         names = list(theirs)
@@ -122,7 +128,7 @@ def test_the_fast_way_refuses_exactly_what_the_whole_parse_refuses(base_store, e
     base = None if no_base else hand_edit(file_of(base_store), base_nasty, where + 1)
     raw = hand_edit(file_of(theirs), nasty, where)
     plain = outcome(raw, base, fast=False, cached=False)
-    fast = outcome(raw, base, fast=True, cached=cached, same_map=same_map)
+    fast = outcome(raw, base, fast=True, cached=cached, same_map=same_map, along=along)
     assert plain[0] == fast[0], (plain, fast)
     if plain[0] == "refused":
         assert plain[1] == fast[1]
@@ -154,8 +160,8 @@ def test_the_fast_way_is_taken_for_a_file_in_ctx_layout_and_parses_only_new_piec
     seen: list[bytes] = []
     real = piecewise.prove_piece
     monkeypatch.setattr(piecewise, "prove_piece", lambda piece: seen.append(piece) or real(piece))
-    found = piecewise.changes(raw, PATH, lambda: None, proved=dict(zip(proof.digests, proof.keys, strict=True)),
-                              base_digests=set(proof.digests))
+    found = piecewise.changes(raw, PATH, lambda: None, proved=proof.proved(),
+                              base_digests=set(piecewise.split_digests(proof.digests)))
     assert found.fast and sorted(found.changed) == ["k0", "k25", "k49", "k50"]
     assert len(seen) == 4  # the base is not read (its bytes are not asked for), its pieces not parsed
 
