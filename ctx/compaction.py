@@ -72,10 +72,11 @@ def keep(context: Context, text: str, *, session: str, harness: str, trigger: st
 
 
 def newest(context: Context) -> tuple[str, Entry] | None:
-    """The newest kept compaction (key, entry), or None."""
-    from ctx import model
-    found = context.query([STORE], lambda r: r.key.startswith(PREFIX) and TAG in (r.entry.get("tags") or []))
-    if not found:
-        return None
-    best = max(found, key=lambda r: model.ts_seconds(r.entry.get("timestamp")))
-    return best.key, best.entry
+    """The newest kept compaction (key, entry), or None: the first in result order (newest
+    first), read by the range of its keys, so every ``ctx start`` decodes the compactions'
+    rows alone, not every row of the agent store
+    (tests/core/test_cache.py, test_start_finds_the_newest_compaction_by_its_keys_alone)."""
+    from ctx.storage.index import Where
+    found = context.query([STORE], lambda r: r.key.startswith(PREFIX) and TAG in (r.entry.get("tags") or []),
+                          1, Where().key_prefix(PREFIX))
+    return (found[0].key, found[0].entry) if found else None
