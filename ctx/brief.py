@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 from ctx import model
 from ctx.display import excerpt, local_time, name, visible
 from ctx.errors import StoreError
-from ctx.model import FOCUS_KEY, Entry
+from ctx.model import FOCUS_KEY, INSTRUCTION_TAGS, Entry
 from ctx.results import Result
 from ctx.summaries import newest_summary, open_items
 
@@ -41,7 +41,6 @@ DECISIONS = (8, 120)
 CHANGES_BOUND = 100
 DEFAULT_DAYS = model.BRIEF_DAYS
 DEFAULT_CHANGES = model.BRIEF_CHANGES
-INSTRUCTION_TAGS = ("directive", "preference", "constraint")
 SINCE = 10  # items of SINCE YOUR LAST SESSION, then a count
 FOR_YOU = (10, 80)  # open letters to the reader, then a count; first words of each
 DUE = (10, 100)
@@ -217,7 +216,7 @@ def build_brief(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT_C
 
 def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: Since | None) -> Brief:
     from ctx.storage.index import Where
-    from ctx.storage.indextables import DECISION_ROWS, OPERATOR_INDEX, OPERATOR_ROWS
+    from ctx.storage.indextables import DECISION_ROWS, INSTRUCTION_INDEX, INSTRUCTION_ROWS
     # no datetime here: test_fastcli.py, test_the_reads_load_neither_re_nor_pathlib
     seconds = now.timestamp() if now is not None else time.time()
     warnings: list[str] = []
@@ -242,15 +241,15 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
             printed.add(("shared", FOCUS_KEY))
 
     limit, bound = INSTRUCTIONS
-    # (the operator's rows, by an index of their own: never every row of the stores)
-    where = Where().add(OPERATOR_ROWS).add("(status IS NULL OR status != 'superseded')").through(OPERATOR_INDEX)
+    # (the instructions' rows, by an index of their own: never every row of the stores, nor
+    # every row the operator is the source of)
+    where = Where().add(INSTRUCTION_ROWS).through(INSTRUCTION_INDEX)
     # The newest INSTRUCTIONS_READ are read, so that the operator's own come first among them,
     # then those an agent typed (``typed_by``), each newest first: thirteen an agent wrote
     # cannot push the operator's out of the section, and a cut says how many more
     # (tests/reliability/test_operator_voice.py). A bound, not every row: the brief must not
     # read more as the store grows (§5.2); past it the count is a floor ("or more").
-    found = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, INSTRUCTIONS_READ,
-                      where.tags(INSTRUCTION_TAGS))
+    found = ctx.query([s for s in ("operator", "shared") if s in usable], _is_instruction, INSTRUCTIONS_READ, where)
     found.sort(key=lambda r: bool(_typist(r.entry)))  # (stable: newest first within each)
     chosen = found[:limit]
     brief.instructions_more = len(found) - len(chosen)

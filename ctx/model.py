@@ -29,6 +29,7 @@ DEFAULT_STORE = "shared"
 FOCUS_KEY = "current_focus"
 BRIEF_DAYS = 7      # §5.2: decisions changed within N x 24 hours (the brief's and start's default)
 BRIEF_CHANGES = 10  # §5.2: recent changes shown
+INSTRUCTION_TAGS = ("directive", "preference", "constraint")  # §5.2: the operator's standing instructions
 MAX_SAFE_INTEGER = 2**53 - 1
 
 # compiled on first use (``_rx``): `ctx get` compiles none of them

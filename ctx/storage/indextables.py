@@ -32,20 +32,22 @@ the git layer; the git layer makes and drops its tables through ``create`` and
 ``drop``. A new table (or a changed one) is declared here: a changed layout of a
 group that has a version bumps it; of one that has none, ``FILE``'s version.
 
-Imported on every read (by ``index.py``): strings only.
+Imported on every read (by ``index.py``): strings only (the instruction tags from ``ctx/model.py``).
 """
 
 from __future__ import annotations
+
+from ctx.model import INSTRUCTION_TAGS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 
-FILE = "index-v4.sqlite"
+FILE = "index-v5.sqlite"
 # the layouts before it, and what came with them (v2: no due column; v3: tag_lines, kept by the
-# writes of a ctx that knew no entry_tags, and index-v3.known beside it); tests/core/test_entrytags.py,
-# test_an_index_of_an_older_layout_is_removed_never_read
-OLD_FILES = "index-v[123].*"
+# writes of a ctx that knew no entry_tags, and index-v3.known beside it; v4: by_operator, not
+# by_instruction); tests/core/test_entrytags.py, test_an_index_of_an_older_layout_is_removed_never_read
+OLD_FILES = "index-v[1234].*"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes (the rows' bodies)
 RACY_NS = 2_000_000_000  # a file indexed within this of its mtime may change unseen: its CRC is checked
 
@@ -63,10 +65,15 @@ SEP = "\x1f"  # the tags column: each tag between two of these
 # its own rows only, newest first: a query that names the very same condition walks those rows
 # and stops at its limit, however many other entries the stores hold (without them the two
 # sections read every row of their stores and sort what passed; tests/core/test_cache.py,
-# test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own).
-OPERATOR_ROWS = "source = 'operator'"
+# test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own). Literals, not
+# parameters: SQLite takes a partial index only for a query whose terms it can see hold.
 DECISION_ROWS = f"(instr(tags, '{SEP}decision{SEP}') > 0 OR substr(key, 1, 8) = 'decision')"
-OPERATOR_INDEX = "by_operator"  # the operator's rows, walked by the brief's INSTRUCTIONS (``Where.through``)
+# the standing instructions (ctx/brief.py's test, which decides): the operator's voice, not
+# superseded, under an instruction tag, no decision
+INSTRUCTION_ROWS = ("source = 'operator' AND (status IS NULL OR status != 'superseded') AND ("
+                    + " OR ".join(f"instr(tags, '{SEP}{tag}{SEP}') > 0" for tag in INSTRUCTION_TAGS)
+                    + f") AND NOT {DECISION_ROWS}")
+INSTRUCTION_INDEX = "by_instruction"  # walked by the brief's INSTRUCTIONS (``Where.through``)
 DUE_INDEX = "by_due"  # the rows with a due date: few, walked by ``Where.through`` (ctx/resurface.py)
 
 _SQL: dict[str, str] = {
@@ -78,7 +85,8 @@ CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, 
                                    body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE INDEX IF NOT EXISTS """ + DUE_INDEX + """ ON entries(due) WHERE due IS NOT NULL;
-CREATE INDEX IF NOT EXISTS """ + OPERATOR_INDEX + """ ON entries(ts DESC, rank, key) WHERE """ + OPERATOR_ROWS + """;
+CREATE INDEX IF NOT EXISTS """ + INSTRUCTION_INDEX + """ ON entries(ts DESC, rank, key)
+    WHERE """ + INSTRUCTION_ROWS + """;
 CREATE INDEX IF NOT EXISTS by_decision ON entries(ts DESC, rank, key) WHERE """ + DECISION_ROWS + """;
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,

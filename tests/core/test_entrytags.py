@@ -207,13 +207,14 @@ def test_an_index_of_an_older_layout_is_removed_never_read(root, run):
     assert run("set", "k", "one", "--tag", "infra").exit_code == 0
     state = index_file(root).parent
     state.mkdir(parents=True, exist_ok=True)
-    older = [state / "index-v3.sqlite", state / "index-v3.known", state / "index-v2.sqlite"]
+    older = [state / "index-v3.sqlite", state / "index-v3.known", state / "index-v2.sqlite", state / "index-v4.sqlite"]
     db = sqlite3.connect(older[0])
     db.execute("CREATE TABLE meta(store TEXT PRIMARY KEY)")
     db.commit()
     db.close()
     older[1].write_bytes(b"rows")
     older[2].write_bytes(b"")
+    older[3].write_bytes(b"")
     assert run("list", "--tag", "infra").stdout.startswith("shared/k  ")
     assert [path.name for path in older if path.exists()] == []
     assert index_file(root).name == indextables.FILE and index_file(root).exists()

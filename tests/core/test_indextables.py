@@ -1,5 +1,5 @@
 """One owner of the read index's tables (issue 25): ctx/storage/indextables.py declares
-every table of .git/ctx/index-v4.sqlite and is the only module that makes or drops one,
+every table of .git/ctx/index-vN.sqlite and is the only module that makes or drops one,
 the git layer's since-log and history cache included."""
 
 from __future__ import annotations
@@ -98,4 +98,4 @@ def test_a_group_all_there_costs_one_query_and_a_missing_part_is_made_again():
     tables = indextables.tables(indextables.ENTRIES)
     assert indextables.names(indextables.ENTRIES)[:len(tables)] == tables
     made = set(indextables.names(indextables.ENTRIES))
-    assert {"by_time", indextables.DUE_INDEX, "by_operator", "by_decision"} <= made
+    assert {"by_time", indextables.DUE_INDEX, "by_instruction", "by_decision"} <= made

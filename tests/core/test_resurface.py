@@ -12,6 +12,7 @@ import pytest
 from ctx import resurface
 from ctx.brief import build_brief, render_brief
 from ctx.errors import InvalidArgument
+from ctx.storage import indextables
 from support.gitutil import commit_count, succeeded
 from support.stores import make_entry
 
@@ -228,7 +229,7 @@ def test_due_reads_the_same_with_and_without_the_index(root, write_store):
                   resurface.due_items(Context(root, cache=cache), ["operator", "shared", "agent"], TODAY, operator)]
                  for cache in ("update", "off")]
         assert shown[0] == shown[1] == ([("shared", "d")] if operator else []) + [("agent", "g"), ("shared", "a")]
-    assert list((root / ".git" / "ctx").glob("index-v4.sqlite"))
+    assert list((root / ".git" / "ctx").glob(indextables.FILE))
 
 
 def test_set_writes_the_bitemporal_fields_and_refuses_a_time_it_cannot_read(run, entries):
