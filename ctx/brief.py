@@ -30,6 +30,7 @@ from ctx.summaries import newest_summary, open_items
 
 if TYPE_CHECKING:
     from ctx.context import Context
+    from ctx.summaries import Summary
 
 FOCUS_BOUND = 600
 INSTRUCTIONS = (12, 130)
@@ -136,6 +137,7 @@ class Brief:
         self.instructions_more = 0
         self.instructions_capped = False  # INSTRUCTIONS_READ were read: instructions_more is a floor
         self.open_from: str | None = None
+        self.summary: Summary | None = None  # the newest summary as the brief found it (start shows it)
         self.open_items: list[Item] = []
         self.open_more = 0
         self.decisions: list[Item] = []
@@ -261,7 +263,7 @@ def _build(ctx: Context, days: int, changes: int, now: datetime | None, since: S
         _for_you(ctx, brief, since, printed)
     _due(ctx, brief, usable, time.strftime("%Y-%m-%d", time.localtime(seconds)), printed)
 
-    summary = newest_summary(ctx.where)
+    summary = brief.summary = newest_summary(ctx.where)
     if summary is not None:
         limit, bound = OPEN
         items = open_items(summary.read())

@@ -22,7 +22,7 @@ from ctx.brief import DEFAULT_CHANGES, DEFAULT_DAYS, Section, brief_sections, bu
 from ctx.errors import StoreError
 from ctx.storage.files import read_text
 from ctx.storage.root import RULES_NAME
-from ctx.summaries import newest_summary, open_section
+from ctx.summaries import open_section
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from ctx.brief import Since
     from ctx.context import Context
+    from ctx.summaries import Summary
 
 WINDOW_SHARE = 0.05       # of the agent's context window, when the runtime names it
 CHARS_PER_TOKEN = 4       # the runtime's own rule of thumb (CTX_CONTEXT_WINDOW_TOKENS)
@@ -62,17 +63,16 @@ def rules_section(ctx: Context) -> Section:
     return Section("rules", head, [_verbatim(text)], FULL, always=True)
 
 
-def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
-    """The newest summary: whole and verbatim; with a budget, its Open section first, then
-    the rest of it."""
-    summary = newest_summary(ctx.where)
+def summary_sections(summary: Summary | None, budgeted: bool, text: str | None = None) -> list[Section]:
+    """The newest summary (the brief's: ``Brief.summary``): whole and verbatim; with a
+    budget, its Open section first, then the rest of it. ``text``: its text, read already."""
     if summary is None:
         return [Section("summary", "\n=== SESSION SUMMARY ===\n",
                         ["(no session summary yet: end this session with one in sessions/, see RULES.md)\n"],
                         "ctx summary show", always=True)]
     from ctx.display import name
     head = f"\n=== SESSION SUMMARY ({name(summary.relpath)}) ===\n"
-    text = _verbatim(summary.read())
+    text = _verbatim(summary.read() if text is None else text)
     opened = open_section(text) if budgeted else None
     if not opened or opened == text:
         return [Section("summary", head, [text], "ctx summary show")]
@@ -81,9 +81,10 @@ def summary_sections(ctx: Context, budgeted: bool) -> list[Section]:
                     "ctx summary show")]
 
 
-def compaction_sections(ctx: Context) -> list[Section]:
-    """The newest compaction a harness wrote (``ctx/compaction.py``), when no summary was
-    written after it (the summary file's time: a summary written or pulled later hides it);
+def compaction_sections(ctx: Context, summary: Summary | None) -> list[Section]:
+    """The newest compaction a harness wrote (``ctx/compaction.py``), when no summary
+    (``summary``: the newest) was written after it (the summary file's time: a summary
+    written or pulled later hides it);
     the next session then sees what the last one had done. Held by
     tests/features/test_events.py, test_the_next_start_shows_a_kept_compaction."""
     from ctx import compaction, model
@@ -94,7 +95,6 @@ def compaction_sections(ctx: Context) -> list[Section]:
     if found is None:
         return []
     key, entry = found
-    summary = newest_summary(ctx.where)
     if summary is not None:
         try:
             if os.stat(summary.path).st_mtime >= model.ts_seconds(entry.get("timestamp")):
@@ -110,8 +110,9 @@ def compaction_sections(ctx: Context) -> list[Section]:
 
 def sections(ctx: Context, days: int, changes: int, commit: str | None, since: Since | None,
              notices: list[str] | None = None, sync: str | None = None,
-             entries: list[tuple[str, str]] | None = None) -> list[Section]:
-    """The notices, RULES.md and the brief (the summary comes from ``summary_sections``).
+             entries: list[tuple[str, str]] | None = None) -> tuple[list[Section], Summary | None]:
+    """The notices, RULES.md and the brief, and the newest summary the brief found (its
+    sections come from ``summary_sections``: the sessions folder is listed once).
     ``notices``: one line each above the rules (a merge that waits, the local context shown
     because the remote did not answer); ``sync``: the sync state for the brief's header."""
     brief = build_brief(ctx, days=days, changes=changes, since=since)
@@ -122,7 +123,7 @@ def sections(ctx: Context, days: int, changes: int, commit: str | None, since: S
     parts = brief_sections(brief)
     parts[0].head = "\n"  # a blank line between the rules and the brief's header
     above = [Section("notices", "", [f"[ctx: {n}]\n" for n in notices], FULL)] if notices else []
-    return above + [rules_section(ctx)] + parts
+    return above + [rules_section(ctx)] + parts, brief.summary
 
 
 def _named(brief: Any) -> list[tuple[str, str]]:
@@ -223,19 +224,20 @@ def start_payload(ctx: Context, days: int = DEFAULT_DAYS, changes: int = DEFAULT
     ``notices`` and ``sync``: see ``sections`` (the front door reads them from git).
     ``shown``: filled with the (store, key) of each entry the payload shows (the shown log)."""
     named: list[tuple[str, str]] | None = [] if shown is not None else None
-    parts = sections(ctx, days, changes, commit, since, notices, sync, named)
-    text = _payload(ctx, parts, max_chars)
+    parts, summary = sections(ctx, days, changes, commit, since, notices, sync, named)
+    text = _payload(ctx, parts, summary, max_chars)
     if shown is not None and named:
         shown += shown_in(text, named)
     return text
 
 
-def _payload(ctx: Context, parts: list[Section], max_chars: int | None) -> str:
-    kept = compaction_sections(ctx)
-    whole = render(parts + summary_sections(ctx, budgeted=False) + kept)
+def _payload(ctx: Context, parts: list[Section], summary: Summary | None, max_chars: int | None) -> str:
+    kept = compaction_sections(ctx, summary)
+    text = summary.read() if summary is not None else None  # (once: both layouts show the same text)
+    whole = render(parts + summary_sections(summary, False, text) + kept)
     if not max_chars or len(whole) <= max_chars:
         return whole
-    return fit(parts + summary_sections(ctx, budgeted=True) + kept, max_chars)
+    return fit(parts + summary_sections(summary, True, text) + kept, max_chars)
 
 
 def budget_from(max_chars: int | None, max_tokens: int | None, window_chars: int | None,
