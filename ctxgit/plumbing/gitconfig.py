@@ -27,7 +27,6 @@ import os
 from ctx.errors import GitError
 from ctxgit.gitfiles.config import Upstream, choose
 from ctxgit.gitfiles.layout import BRANCH, GITCONFIG
-from ctxgit.plumbing.gitenv import clean_git_env
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -228,6 +227,7 @@ def _from_git(root: str) -> list[tuple[str | None, str, str | None]] | None:
     err_r, err_w = os.pipe()
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    from ctxgit.plumbing.gitenv import clean_git_env  # (here: a read finding the kept answer asks no git)
     try:
         # (posix_spawn, not subprocess: a read that asks must not load subprocess's
         # threading and selectors: tests/cli/test_fastcli.py's list of what reads load)
