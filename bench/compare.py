@@ -10,7 +10,8 @@ ratios are only comparable between tables when the machine and the built
 stores are the same. This script answers "did this change make ctx slower?"
 directly: it checks the revision out into a temporary git worktree, builds
 each size once (``bench/build.py``), gives each side its own copy (the read
-index and the history log are per copy), and times the same commands on both
+index and the history log are per copy) and settles it with ``ctx doctor`` as
+bench/run.py does, and times the same commands on both
 sides, alternating old and new run by run so that a busy minute hurts both
 alike. It prints the medians and new/old; ``--write`` adds the table to
 ``bench/results.md``.
@@ -92,6 +93,16 @@ class Side:
         self.code = LAUNCH.format(tree=str(tree), module=module, func=func)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CTX_")) and k != "PYTHONPATH"}
         self.env.update(CTX_HOME=str(root), CTX_AUTHOR="Bench Agent")
+
+    def settle(self) -> None:
+        """What bench/run.py does before it times a command: ``ctx doctor`` on the copy, which
+        leaves this machine's state as any write of ctx's would (git's configuration kept for
+        the reads: ``ctxgit/plumbing/gitconfig.py``). A built context was never written by ctx,
+        so without it every ``start`` and ``brief`` of a revision that keeps that answer would
+        ask git again, and a side that never asks would be timed against a cost no context
+        written by ctx pays."""
+        subprocess.run([PY, "-c", self.code, "doctor"], env=self.env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
 
     def run(self, args: list[str], i: int, clock: str = "wall") -> float:
         """Milliseconds of one run: its wall time, or (``clock`` "cpu") its processor time."""
@@ -201,7 +212,9 @@ def main() -> None:
             for name, tree in (("old", old_tree), ("new", new_tree)):
                 copy = scratch / f"ab-{name}-{n}"
                 shutil.copytree(source, copy, symlinks=True)
-                sides.append(Side(name, tree, copy))
+                side = Side(name, tree, copy)
+                side.settle()
+                sides.append(side)
             shared = json.loads((source / "memory" / "shared.json").read_text(encoding="utf-8"))["entries"]
             key = next(k for k in shared if k.startswith("entry_"))
             results[n] = compare(sides[0], sides[1], key, args.runs, only, args.clock)
