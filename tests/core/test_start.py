@@ -118,6 +118,27 @@ def test_the_summary_open_section_comes_before_the_rest_of_it(root):
     assert "ctx summary show" in out.splitlines()[-1]
 
 
+def test_the_sessions_folder_is_listed_once_and_the_summary_read_once(root, monkeypatch):
+    """The brief's newest summary is the one start shows and the one a compaction is
+    compared with: sessions/ is listed once and the summary read once, budget or not."""
+    from ctx import summaries
+    summary = ("# Session\n\n## Done\n" + "".join(f"- done {n}\n" for n in range(40)) + "\n## Open\n- the open item\n")
+    context = _context(root, "# Rules\n", {}, summary)
+    listed: list[str] = []
+    read: list[str] = []
+    real_list, real_read = summaries.list_summaries, summaries.Summary.read
+    monkeypatch.setattr(summaries, "list_summaries", lambda where: listed.append(where) or real_list(where))
+    monkeypatch.setattr(summaries.Summary, "read", lambda self: read.append(self.name) or real_read(self))
+    whole = start_payload(context)
+    assert whole.endswith(summary) and "the open item" in whole
+    assert len(listed) == 1 and len(read) == 2, (listed, read)  # (read by the brief's OPEN, then shown)
+    listed.clear()
+    read.clear()
+    out = start_payload(context, max_chars=len(whole) - 100)
+    assert "## Open\n- the open item\n" in out
+    assert len(listed) == 1 and len(read) == 2, (listed, read)
+
+
 def test_rules_and_summary_are_printed_byte_for_byte(root):
     rules = "# Rules  \nA Markdown line break follows:  \nthen this.\t\n\n\n"
     summary = "# Session\n\n**Agent:** A  \n\n## Open\n- item  \n\n\n"
