@@ -185,6 +185,8 @@ def fit(parts: list[Section], budget: int) -> str:
     stopped = False
     for section in parts:
         headed = False  # a section's heading comes with the first of its items printed
+        counted = False  # its heading counted as left out (the first item, cut): never twice
+        left_here = left_items
         for item in section.items:
             piece = ("" if headed else section.head) + item
             if not stopped and used + len(piece) <= room:
@@ -194,7 +196,7 @@ def fit(parts: list[Section], budget: int) -> str:
                 continue
             if not stopped and out and len(piece) > OVERSIZED:  # left out alone: the next may fit
                 left_items += 1
-                left_chars += len(piece)
+                left_chars += len(item)
                 missed.append(section.command)
                 continue
             if not stopped and not out:  # the first item alone is too long: as much as fits
@@ -206,12 +208,14 @@ def fit(parts: list[Section], budget: int) -> str:
                 left_chars += len(piece) - len(head)
                 left_items += 1
                 missed.append(section.command)
-                stopped = True
+                stopped = counted = True
                 continue
             stopped = True
             left_items += 1
-            left_chars += len(piece)
+            left_chars += len(item)
             missed.append(section.command)
+        if left_items > left_here and not headed and not counted:  # its heading, left out once
+            left_chars += len(section.head)
     text = "".join(out) + elision(left_items, left_chars, budget, missed)
     return text[:budget] if len(text) > budget else text
 

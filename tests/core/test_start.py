@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctx.brief import Since, SinceChange
-from ctx.start import budget_from, start_payload
+from ctx.brief import Section, Since, SinceChange
+from ctx.start import budget_from, fit, render, start_payload
 from support.contexts import Context
 from support.stores import make_entry, write_store_file
 
@@ -116,6 +116,24 @@ def test_the_summary_open_section_comes_before_the_rest_of_it(root):
     assert "## Open\n- the open item\n" in out and "done 29" not in out
     assert out.index("## Open") < out.index("done 0") if "done 0" in out else True
     assert "ctx summary show" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("rules", [10, 150])
+def test_the_elision_counts_what_was_left_out_and_stays_whole(rules):
+    """The elision line says how many characters were left out: a section none of whose items
+    was printed leaves its heading out once, not once per item. Counted once per item, the
+    figure outgrew the room kept for the line, and the cut to the budget took its newline
+    (hypothesis found it in test_any_context_any_budget_fits_and_keeps_the_rules_first_line)."""
+    parts = [Section("rules", "=== RULES ===\n", ["r" * rules + "\n"], "ctx start --max-chars 0", always=True),
+             Section("open", "\nOPEN (from sessions/2026-11-29_session.md)\n", ["  - item\n"] * 50,
+                     "ctx summary show")]
+    for budget in (120, 200, 260):
+        out = fit(parts, budget)
+        assert len(out) <= budget and ELISION.search(out), (budget, out)
+        printed = out[:ELISION.search(out).start()]
+        assert render(parts).startswith(printed)
+        left = len(render(parts)) - len(printed)
+        assert f"({left:,} chars)" in out, (budget, left, out)
 
 
 def test_the_sessions_folder_is_listed_once_and_the_summary_read_once(root, monkeypatch):
