@@ -155,8 +155,8 @@ class Context:
         index = self.fresh_index(stores)
         if index is not None:
             out: list[Result] = []
-            for store, key, entry in index.ordered(stores, where, limited=limit is not None):
-                result = Result(store, key, entry)
+            for store, key, entry, seconds in index.ordered(stores, where, limited=limit is not None):
+                result = Result(store, key, entry, seconds)
                 if test(result):
                     out.append(result)
                     if limit is not None and len(out) >= limit:

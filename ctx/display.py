@@ -110,7 +110,11 @@ def excerpt(value: Any, bound: int) -> str:
 def local_time(stamp: Any, with_time: bool = True) -> str:
     """A stored timestamp in local time (§3.3: tools display local time); a missing or
     malformed one (an entry written by hand) shows as unknown, not as 1970."""
-    seconds = model.ts_seconds(stamp)
+    return local_time_at(model.ts_seconds(stamp), with_time)
+
+
+def local_time_at(seconds: float, with_time: bool = True) -> str:
+    """``local_time`` of a stamp already read as seconds (``model.ts_seconds``)."""
     if seconds == 0:  # (the epoch: what a malformed stamp sorts as)
         return "date unknown"
     # the local zone of that moment, as astimezone() finds it, at half its cost
@@ -174,9 +178,9 @@ def show_entry(result, verbose: bool = False) -> str:
 
 
 def result_line(result) -> str:
-    """One line per result for search and list."""
+    """One line per result for search and list (its time: the one the read ordered by, ``Result.moment``)."""
     entry = result.entry
-    return (f"{name(result.store)}/{name(result.key)}{status_tag(entry)}  {local_time(entry.get('timestamp'))}  "
+    return (f"{name(result.store)}/{name(result.key)}{status_tag(entry)}  {local_time_at(result.moment())}  "
             f"{excerpt(entry.get('value'), LINE_BOUND)}")
 
 

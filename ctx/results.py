@@ -15,10 +15,17 @@ if TYPE_CHECKING:
 class Result:
     """One entry found by get, search or list: it names its store and key (§4.6)."""
 
-    __slots__ = ("store", "key", "entry")
+    __slots__ = ("store", "key", "entry", "seconds")
 
-    def __init__(self, store: str, key: str, entry: Entry) -> None:
-        self.store, self.key, self.entry = store, key, entry
+    def __init__(self, store: str, key: str, entry: Entry, seconds: float | None = None) -> None:
+        """``seconds``: ``model.ts_seconds`` of the entry's timestamp, when the read had it
+        already (the index's ``ts``); None: worked out from the entry when needed (``moment``)."""
+        self.store, self.key, self.entry, self.seconds = store, key, entry, seconds
+
+    def moment(self) -> float:
+        """The entry's timestamp in seconds since the epoch (0: malformed), as the index orders by."""
+        seconds = self.seconds
+        return model.ts_seconds(self.entry.get("timestamp")) if seconds is None else seconds
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Result) and (self.store, self.key, self.entry) == \

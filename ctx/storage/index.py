@@ -93,22 +93,28 @@ def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
             marshal.dumps(entry, MARSHAL_VERSION), due if isinstance(due, str) else None)
 
 
-def tag_rows(store: str, key: str, entry: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The ``entry_tags`` rows of one entry: (tag, store, key) for each tag ``--tag`` finds
-    it by (``model.text_tags``), once each (a tag named twice: one row)."""
-    return [(tag, store, key) for tag in dict.fromkeys(model.text_tags(entry) or ())]
+def tag_rows(store: str, key: str, entry: dict[str, Any]) -> list[tuple[str, float, int, str, str]]:
+    """The ``entry_tags`` rows of one entry: (tag, its ``ts``, its ``rank``, key, store) for
+    each tag ``--tag`` finds it by (``model.text_tags``), once each (a tag named twice: one
+    row). Its time and rank are the ones ``row_for`` gives the entry's own row."""
+    tags = model.text_tags(entry)
+    if not tags:
+        return []
+    ts, rank = model.ts_seconds(entry.get("timestamp")), model.STORES.index(store)
+    return [(tag, ts, rank, key, store) for tag in dict.fromkeys(tags)]
 
 
 class Where:
     """A SQL condition (and its parameters) that passes every entry a query wants."""
 
-    __slots__ = ("clauses", "params", "selective", "index")
+    __slots__ = ("clauses", "params", "selective", "index", "tag")
 
     def __init__(self) -> None:
         self.clauses: list[str] = []
         self.params: list[Any] = []
         self.selective = False  # the clauses pass few rows through an index of their own (by_due)
         self.index: str | None = None  # the index SQLite must walk (``through``)
+        self.tag: str | None = None  # the one tag whose rows of ``entry_tags`` are walked (``tags``)
 
     def narrowing(self) -> Where:
         """Mark the clauses as narrower than the stores: SQLite walks their index, not every row."""
@@ -128,20 +134,26 @@ class Where:
         return self
 
     def tags(self, tags: Iterable[str]) -> Where:
-        """Entries under any of ``tags``, by their rows of ``entry_tags``: the rows of those
-        tags walked by the table's primary key, then each entry found by its own
-        (tests/core/test_entrytags.py, test_a_filter_by_tag_reads_the_tag_table_not_every_entry);
+        """Entries under any of ``tags``, by their rows of ``entry_tags``. One tag: its rows
+        are walked by the table's primary key, which is the result order, each entry found
+        by its own, so no sort and a limit stops the walk (tests/core/test_entrytags.py,
+        test_a_list_by_one_tag_walks_its_rows_in_result_order); several: the rows of those
+        tags, then each entry by its key, then a sort (test_a_filter_by_tag_reads_the_tag_table_not_every_entry);
         when another index is walked (``through``, called first), each entry it passes is
-        looked up in the table instead (tests/core/test_cache.py,
+        looked up in the table by the whole key of its row instead (tests/core/test_cache.py,
         test_the_brief_reads_instructions_and_decisions_by_indexes_of_their_own)."""
         tags = list(dict.fromkeys(tags))
         if not tags:
             return self
         marks = ",".join("?" * len(tags))
         if self.index is not None:
-            return self.add(f"EXISTS (SELECT 1 FROM entry_tags t WHERE t.tag IN ({marks}) AND t.store = entries.store "
-                            "AND t.key = entries.key)", *tags)
-        return self.add(f"(store, key) IN (SELECT store, key FROM entry_tags WHERE tag IN ({marks}))",
+            return self.add(f"EXISTS (SELECT 1 FROM entry_tags WHERE tag IN ({marks}) AND tag_ts = entries.ts "
+                            "AND tag_rank = entries.rank AND tag_key = entries.key AND tag_store = entries.store)",
+                            *tags)
+        if len(tags) == 1 and self.tag is None:
+            self.tag = tags[0]
+            return self.narrowing()
+        return self.add(f"(store, key) IN (SELECT tag_store, tag_key FROM entry_tags WHERE tag IN ({marks}))",
                         *tags).narrowing()
 
     def key_prefix(self, prefix: str) -> Where:
@@ -265,9 +277,9 @@ class Index:
                            for k, e in (entries or {}).items() if not REQUIRED_FIELDS <= e.keys())
         with self._transaction():
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
-            self.db.execute("DELETE FROM entry_tags WHERE store = ?", (store,))
+            self.db.execute("DELETE FROM entry_tags WHERE tag_store = ?", (store,))
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-            self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?)", tags)
+            self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?,?,?)", tags)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
             self._set_layout(store, identity, incomplete, raw)
@@ -320,15 +332,17 @@ class Index:
             for key, entry in changes:
                 before = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?",
                                          (store, key)).fetchone()
-                if before is not None:  # (the version before's rows, each by the primary key: (tag, store, key))
-                    self.db.executemany("DELETE FROM entry_tags WHERE tag = ? AND store = ? AND key = ?",
+                if before is not None:  # (the version before's rows, each by the whole primary key)
+                    self.db.executemany("DELETE FROM entry_tags WHERE tag = ? AND tag_ts = ? AND tag_rank = ? "
+                                        "AND tag_key = ? AND tag_store = ?",
                                         tag_rows(store, key, marshal.loads(before[0])))
                 if entry is None:
                     self.db.execute("DELETE FROM entries WHERE store = ? AND key = ?", (store, key))
                 else:
                     self.db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                                     row_for(store, key, entry))
-                    self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?)", tag_rows(store, key, entry))
+                    self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?,?,?)",
+                                        tag_rows(store, key, entry))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, new, raw, count))
             self._set_layout(store, new, (), raw)  # ctx never writes a store with an incomplete entry
@@ -467,20 +481,27 @@ class Index:
             out[store] = meta[5] if meta and meta[0] != -1 else 0
         return out
 
-    def ordered(self, stores: list[str], where: Where | None = None,
-                limited: bool = False) -> Iterator[tuple[str, str, dict]]:
-        """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key.
-        ``limited``: the caller stops after a few (it has a limit)."""
+    def selection(self, stores: list[str], where: Where | None = None,
+                  limited: bool = False) -> tuple[str, list[Any]]:
+        """The SQL (and its parameters) of ``ordered``: (store, key, body, ts) of each row."""
         where = where or Where()
         marks = ",".join("?" * len(stores))
+        if where.tag is not None:  # (one tag: its rows of entry_tags in result order, each entry by its key)
+            return (f"SELECT entries.store, entries.key, body, ts FROM entry_tags CROSS JOIN entries "
+                    f"ON entries.store = tag_store AND entries.key = tag_key WHERE tag = ? AND tag_store IN ({marks}) "
+                    f"AND {where.sql()} ORDER BY tag_ts DESC, tag_rank, tag_key", [where.tag, *stores, *where.params])
         # Every store and a limit: `+store` keeps SQLite off the primary key (which would read
         # and sort every row), so it walks by_time in result order and stops at the caller's
         # limit. Without a limit every row is read anyway, and reading the table in its order,
         # then sorting what passed, costs less than a lookup per row from by_time (bench/run.py).
         column = "+store" if where.selective or (limited and set(stores) >= set(model.STORES)) else "store"
-        cursor = self.db.execute(
-            f"SELECT store, key, body FROM entries {f'INDEXED BY {where.index} ' if where.index else ''}"
-            f"WHERE {column} IN ({marks}) AND {where.sql()} "
-            "ORDER BY ts DESC, rank, key", [*stores, *where.params])
-        for store, key, body in cursor:
-            yield store, key, marshal.loads(body)
+        return (f"SELECT store, key, body, ts FROM entries {f'INDEXED BY {where.index} ' if where.index else ''}"
+                f"WHERE {column} IN ({marks}) AND {where.sql()} ORDER BY ts DESC, rank, key", [*stores, *where.params])
+
+    def ordered(self, stores: list[str], where: Where | None = None,
+                limited: bool = False) -> Iterator[tuple[str, str, dict, float]]:
+        """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key;
+        each with its ``ts`` (``model.ts_seconds`` of its timestamp). ``limited``: the caller
+        stops after a few (it has a limit)."""
+        for store, key, body, ts in self.db.execute(*self.selection(stores, where, limited)):
+            yield store, key, marshal.loads(body), ts

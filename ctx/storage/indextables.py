@@ -12,7 +12,10 @@ Its tables come in groups, each used by one module and rebuilt by its own rule:
   rebuilt from its file whenever the file's identity (size, mtime, inode) is
   not the one recorded in ``meta``; ``entry_tags`` a row per entry and tag it is
   found by (``model.text_tags``), kept with the entries' rows in the same
-  transactions, so a filter by tag reads the rows of its tags alone; ``layout``
+  transactions, so a filter by tag reads the rows of its tags alone: each row holds
+  the entry's time and store rank beside its key (columns named apart from the
+  entries' own, so a query may join the two tables), and its key is the result
+  order, so a list by one tag walks its rows in the order it prints them; ``layout``
   keeps where a store's entries sit in its file, so a write splices one entry
   without parsing the file;
 - ``FTS`` and ``WORDS`` (``ctx/storage/index.py``, for ``search`` and ``search
@@ -43,11 +46,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 
-FILE = "index-v5.sqlite"
+FILE = "index-v6.sqlite"
 # the layouts before it, and what came with them (v2: no due column; v3: tag_lines, kept by the
 # writes of a ctx that knew no entry_tags, and index-v3.known beside it; v4: by_operator, not
-# by_instruction); tests/core/test_entrytags.py, test_an_index_of_an_older_layout_is_removed_never_read
-OLD_FILES = "index-v[1234].*"
+# by_instruction; v5: entry_tags without the entries' order, each entry's value inside its body);
+# tests/core/test_entrytags.py, test_an_index_of_an_older_layout_is_removed_never_read
+OLD_FILES = "index-v[12345].*"
 MARSHAL_VERSION = 4  # the format every Python since 3.4 reads and writes (the rows' bodies)
 RACY_NS = 2_000_000_000  # a file indexed within this of its mtime may change unseen: its CRC is checked
 
@@ -91,7 +95,8 @@ CREATE INDEX IF NOT EXISTS by_decision ON entries(ts DESC, rank, key) WHERE """ 
 CREATE TABLE IF NOT EXISTS fts_meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER);
 CREATE TABLE IF NOT EXISTS layout(store TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, ino INTEGER,
                                   incomplete BLOB, body INTEGER, close INTEGER);
-CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT, store TEXT, key TEXT, PRIMARY KEY(tag, store, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entry_tags(tag TEXT, tag_ts REAL, tag_rank INTEGER, tag_key TEXT, tag_store TEXT,
+                                      PRIMARY KEY(tag, tag_ts DESC, tag_rank, tag_key, tag_store)) WITHOUT ROWID;
 """,
     FTS: ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(store UNINDEXED, key UNINDEXED, text, "
           "tokenize='unicode61 remove_diacritics 0');"),

@@ -70,7 +70,7 @@ def _plain(root, store: str | None, tags: list[str], limit: int | None) -> list[
 def _table(root) -> set[tuple[str, str, str]]:
     db = sqlite3.connect(index_file(root))
     try:
-        return set(db.execute("SELECT tag, store, key FROM entry_tags"))
+        return set(db.execute("SELECT tag, tag_store, tag_key FROM entry_tags"))
     finally:
         db.close()
 
@@ -192,12 +192,33 @@ def test_a_filter_by_tag_reads_the_tag_table_not_every_entry(root, run):
     assert index is not None
     for stores in (list(STORES), ["agent"], ["shared", "operator"]):
         for tags in (["infra"], ["infra", "deploy"]):
-            where = Filters(tags=tuple(tags)).where()
-            marks = ",".join("?" * len(stores))
-            sql = f"SELECT store, key, body FROM entries WHERE +store IN ({marks}) AND {where.sql()}"
-            plan = [row[3] for row in index.db.execute("EXPLAIN QUERY PLAN " + sql, [*stores, *where.params])]
-            assert any(step.startswith("SEARCH entry_tags USING PRIMARY KEY (tag=?") for step in plan), plan
-            assert not any(step.startswith("SCAN") for step in plan), plan
+            for limited in (False, True):
+                plan = _plan(index, stores, Filters(tags=tuple(tags)).where(), limited)
+                assert any(step.startswith("SEARCH entry_tags USING PRIMARY KEY (tag=?") for step in plan), plan
+                assert not any(step.startswith("SCAN") for step in plan), plan
+    index.close()
+
+
+def _plan(index: Index, stores: list[str], where, limited: bool) -> list[str]:
+    sql, params = index.selection(stores, where, limited)
+    return [row[3] for row in index.db.execute("EXPLAIN QUERY PLAN " + sql, params)]
+
+
+def test_a_list_by_one_tag_walks_its_rows_in_result_order(root, run):
+    """One tag (what `ctx list --tag T` asks): the tag's rows are walked in the order the
+    list prints them, each entry found by its key: no sort of what passed, so a limit stops
+    the walk early, and with other filters too."""
+    assert run("set", "k", "one", "--tag", "infra").exit_code == 0
+    assert run("list", "--tag", "infra").exit_code == 0  # the index is made
+    index = Index.open(root, index_file(root).parent, writable=False)
+    assert index is not None
+    for stores in (list(STORES), ["agent"]):
+        for filters in (Filters(tags=("infra",)), Filters(tags=("infra",), status="current", prefix="k")):
+            for limited in (False, True):
+                plan = _plan(index, stores, filters.where(), limited)
+                assert plan[0].startswith("SEARCH entry_tags USING PRIMARY KEY (tag=?)"), plan
+                assert any(step.startswith("SEARCH entries USING PRIMARY KEY (store=? AND key=?)") for step in plan), plan
+                assert not any("TEMP B-TREE" in step or step.startswith("SCAN") for step in plan), plan
     index.close()
 
 
