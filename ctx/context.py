@@ -143,21 +143,25 @@ class Context:
             raise NotFound(f"no entry {key!r} in any store")
         return found
 
-    def query(self, stores: list[str], test: Callable[[Result], bool], limit: int | None = None,
+    def query(self, stores: list[str], test: Callable[[Result], bool] | None, limit: int | None = None,
               where=None) -> list[Result]:
         """Entries of ``stores`` for which ``test`` holds, in result order, cut at ``limit``.
 
         ``where`` (a ``cache.Where``) may narrow the index's scan; it must pass
-        every entry ``test`` accepts.
+        every entry ``test`` accepts. When it ``decides`` (it passes exactly those), the
+        index's rows are not tested again, so a result line decodes only what it shows
+        (ctx/storage/rows.py).
         """
         if limit is not None and limit <= 0:
             return []
         index = self.fresh_index(stores)
         if index is not None:
             out: list[Result] = []
-            for store, key, entry, seconds in index.ordered(stores, where, limited=limit is not None):
-                result = Result(store, key, entry, seconds)
-                if test(result):
+            if where is not None and where.decides:
+                test = None
+            for store, key, body, value, status, seconds in index.ordered(stores, where, limited=limit is not None):
+                result = Result(store, key, None, seconds, (body, value, status))
+                if test is None or test(result):
                     out.append(result)
                     if limit is not None and len(out) >= limit:
                         break

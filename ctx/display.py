@@ -179,9 +179,9 @@ def show_entry(result, verbose: bool = False) -> str:
 
 def result_line(result) -> str:
     """One line per result for search and list (its time: the one the read ordered by, ``Result.moment``)."""
-    entry = result.entry
-    return (f"{name(result.store)}/{name(result.key)}{status_tag(entry)}  {local_time_at(result.moment())}  "
-            f"{excerpt(entry.get('value'), LINE_BOUND)}")
+    shown = status_tag(result.entry) if result.has_status() else ""  # (no status: the entry need not be decoded)
+    return (f"{name(result.store)}/{name(result.key)}{shown}  {local_time_at(result.moment())}  "
+            f"{excerpt(result.value(), LINE_BOUND)}")
 
 
 def result_json(result) -> dict[str, Any]:

@@ -13,14 +13,46 @@ if TYPE_CHECKING:
 
 
 class Result:
-    """One entry found by get, search or list: it names its store and key (§4.6)."""
+    """One entry found by get, search or list: it names its store and key (§4.6).
 
-    __slots__ = ("store", "key", "entry", "seconds")
+    A result the read index found (``kept``: the row's body, value and status columns)
+    decodes its entry at the first use of ``entry``; ``value`` and ``has_status`` answer
+    a result line without it (ctx/storage/rows.py)."""
 
-    def __init__(self, store: str, key: str, entry: Entry, seconds: float | None = None) -> None:
+    __slots__ = ("store", "key", "_entry", "seconds", "_kept")
+
+    def __init__(self, store: str, key: str, entry: Entry | None, seconds: float | None = None,
+                 kept: tuple[bytes, bytes | None, str | None] | None = None) -> None:
         """``seconds``: ``model.ts_seconds`` of the entry's timestamp, when the read had it
         already (the index's ``ts``); None: worked out from the entry when needed (``moment``)."""
-        self.store, self.key, self.entry, self.seconds = store, key, entry, seconds
+        self.store, self.key, self._entry, self.seconds, self._kept = store, key, entry, seconds, kept
+
+    @property
+    def entry(self) -> Entry:
+        entry = self._entry
+        if entry is None:
+            from ctx.storage.rows import joined
+            assert self._kept is not None
+            entry = self._entry = joined(self._kept[0], self._kept[1])
+        return entry
+
+    @entry.setter
+    def entry(self, entry: Entry) -> None:
+        self._entry, self._kept = entry, None
+
+    def value(self) -> object:
+        """The entry's value (``entry.get("value")``)."""
+        if self._entry is None and self._kept is not None:
+            from ctx.storage.rows import value_of
+            return value_of(self._kept[1])
+        return self.entry.get("value")
+
+    def has_status(self) -> bool:
+        """Whether the entry has a status (``entry.get("status")`` is not empty): the index's
+        status column is NULL exactly when it has none (``ctx/storage/index.py``, ``row_for``)."""
+        if self._entry is None and self._kept is not None:
+            return self._kept[2] is not None
+        return bool(self.entry.get("status"))
 
     def moment(self) -> float:
         """The entry's timestamp in seconds since the epoch (0: malformed), as the index orders by."""
@@ -89,6 +121,11 @@ class Filters:
             where.add("ts >= ?", self.since.timestamp() - 0.001)
         if needle:
             where.add("(instr(lkey, ?) > 0 OR instr(lvalue, ?) > 0)", needle, needle)
+        # By store and tags alone, the SQL is ``passes`` itself: the store is a column, and the
+        # tag table holds a row for each text tag of an entry whose tags are a list, as
+        # ``passes`` asks (a tag that is not text equals no tag given); the other filters'
+        # SQL only narrows (tests/core/test_entrytags.py, the differential tests)
+        where.decides = not (needle or self.prefix or self.source or self.status or self.scope or self.since)
         return where
 
 

@@ -3,8 +3,9 @@
 One SQLite file, ``FILE`` in the root's state folder (``Context.state``: the
 front door names it, inside the repository: never part of the work tree,
 never committed; no folder, no index), holds a row per entry: the entry in Python's
-``marshal`` form (built in, so a read need not import ``json``: test_fastcli.py,
-test_a_read_loads_only_what_it_uses; the file is this machine's own cache, never shared) and the
+``marshal`` form, its value apart (ctx/storage/rows.py; marshal is built in, so a read need not
+import ``json``: test_fastcli.py, test_a_read_loads_only_what_it_uses; the file is this
+machine's own cache, never shared) and the
 columns that reads filter and order by. It is derived data (§8.2): each
 store's rows are valid only while the store file has the identity (size,
 mtime, inode) recorded with them; any other writer changes that identity
@@ -42,6 +43,7 @@ from ctx import model
 from ctx.storage import indextables
 from ctx.storage.files import REQUIRED_FIELDS, Identity, read_raw, remove, store_path
 from ctx.storage.indextables import FILE, MARSHAL_VERSION, RACY_NS, SEP
+from ctx.storage.rows import joined, split
 
 # search --semantic: a word held by this share of the entries or more (in a context of COMMON_FROM
 # or more) adds to no entry's word score ("the", "to": they tell nothing, and would read most rows)
@@ -85,12 +87,12 @@ def row_for(store: str, key: str, entry: dict[str, Any]) -> tuple:
     status = entry.get("status") or None
     scope = entry.get("scope", "global")
     due = entry.get("due")  # a due date (ctx/resurface.py): the DUE section finds them by by_due
+    body, value = split(entry)
     return (store, key, model.STORES.index(store), model.ts_seconds(entry.get("timestamp")),
             entry.get("source") if isinstance(entry.get("source"), str) else None,
             status if isinstance(status, str) else ("?" if status else None),
             scope if isinstance(scope, str) else None, tags_text, key.lower(),
-            model.value_text(entry.get("value")).lower(),
-            marshal.dumps(entry, MARSHAL_VERSION), due if isinstance(due, str) else None)
+            model.value_text(entry.get("value")).lower(), body, due if isinstance(due, str) else None, value)
 
 
 def tag_rows(store: str, key: str, entry: dict[str, Any]) -> list[tuple[str, float, int, str, str]]:
@@ -107,7 +109,7 @@ def tag_rows(store: str, key: str, entry: dict[str, Any]) -> list[tuple[str, flo
 class Where:
     """A SQL condition (and its parameters) that passes every entry a query wants."""
 
-    __slots__ = ("clauses", "params", "selective", "index", "tag")
+    __slots__ = ("clauses", "params", "selective", "index", "tag", "decides")
 
     def __init__(self) -> None:
         self.clauses: list[str] = []
@@ -115,6 +117,9 @@ class Where:
         self.selective = False  # the clauses pass few rows through an index of their own (by_due)
         self.index: str | None = None  # the index SQLite must walk (``through``)
         self.tag: str | None = None  # the one tag whose rows of ``entry_tags`` are walked (``tags``)
+        # the clauses pass exactly the entries the caller's predicate accepts, so the rows need
+        # no test again (``Filters.where``; tests/core/test_entrytags.py holds it for tags)
+        self.decides = False
 
     def narrowing(self) -> Where:
         """Mark the clauses as narrower than the stores: SQLite walks their index, not every row."""
@@ -278,7 +283,7 @@ class Index:
         with self._transaction():
             self.db.execute("DELETE FROM entries WHERE store = ?", (store,))
             self.db.execute("DELETE FROM entry_tags WHERE tag_store = ?", (store,))
-            self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?,?,?)", tags)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?,?,?,?,?,?,?)",
                             self._meta_row(store, identity, raw, len(rows)))
@@ -332,14 +337,14 @@ class Index:
             for key, entry in changes:
                 before = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?",
                                          (store, key)).fetchone()
-                if before is not None:  # (the version before's rows, each by the whole primary key)
+                if before is not None:  # (the version before's rows, each by the whole primary key: its body has its tags and time)
                     self.db.executemany("DELETE FROM entry_tags WHERE tag = ? AND tag_ts = ? AND tag_rank = ? "
                                         "AND tag_key = ? AND tag_store = ?",
                                         tag_rows(store, key, marshal.loads(before[0])))
                 if entry is None:
                     self.db.execute("DELETE FROM entries WHERE store = ? AND key = ?", (store, key))
                 else:
-                    self.db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    self.db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                     row_for(store, key, entry))
                     self.db.executemany("INSERT OR REPLACE INTO entry_tags VALUES (?,?,?,?,?)",
                                         tag_rows(store, key, entry))
@@ -471,8 +476,8 @@ class Index:
             pass
 
     def get(self, store: str, key: str) -> dict | None:
-        row = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()
-        return marshal.loads(row[0]) if row else None
+        row = self.db.execute("SELECT body, value FROM entries WHERE store = ? AND key = ?", (store, key)).fetchone()
+        return joined(row[0], row[1]) if row else None
 
     def counts(self, stores: Iterable[str]) -> dict[str, int]:
         out = {}
@@ -483,11 +488,11 @@ class Index:
 
     def selection(self, stores: list[str], where: Where | None = None,
                   limited: bool = False) -> tuple[str, list[Any]]:
-        """The SQL (and its parameters) of ``ordered``: (store, key, body, ts) of each row."""
+        """The SQL (and its parameters) of ``ordered``: (store, key, body, value, status, ts) of each row."""
         where = where or Where()
         marks = ",".join("?" * len(stores))
         if where.tag is not None:  # (one tag: its rows of entry_tags in result order, each entry by its key)
-            return (f"SELECT entries.store, entries.key, body, ts FROM entry_tags CROSS JOIN entries "
+            return (f"SELECT entries.store, entries.key, body, value, status, ts FROM entry_tags CROSS JOIN entries "
                     f"ON entries.store = tag_store AND entries.key = tag_key WHERE tag = ? AND tag_store IN ({marks}) "
                     f"AND {where.sql()} ORDER BY tag_ts DESC, tag_rank, tag_key", [where.tag, *stores, *where.params])
         # Every store and a limit: `+store` keeps SQLite off the primary key (which would read
@@ -495,13 +500,14 @@ class Index:
         # limit. Without a limit every row is read anyway, and reading the table in its order,
         # then sorting what passed, costs less than a lookup per row from by_time (bench/run.py).
         column = "+store" if where.selective or (limited and set(stores) >= set(model.STORES)) else "store"
-        return (f"SELECT store, key, body, ts FROM entries {f'INDEXED BY {where.index} ' if where.index else ''}"
+        return (f"SELECT store, key, body, value, status, ts FROM entries {f'INDEXED BY {where.index} ' if where.index else ''}"
                 f"WHERE {column} IN ({marks}) AND {where.sql()} ORDER BY ts DESC, rank, key", [*stores, *where.params])
 
     def ordered(self, stores: list[str], where: Where | None = None,
-                limited: bool = False) -> Iterator[tuple[str, str, dict, float]]:
-        """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key;
-        each with its ``ts`` (``model.ts_seconds`` of its timestamp). ``limited``: the caller
-        stops after a few (it has a limit)."""
-        for store, key, body, ts in self.db.execute(*self.selection(stores, where, limited)):
-            yield store, key, marshal.loads(body), ts
+                limited: bool = False) -> Iterator[tuple[str, str, bytes, bytes | None, str | None, float]]:
+        """Entries of ``stores`` passing ``where``: newest timestamp first, then store, key.
+        Each as (store, key, body, value, status, ts): the entry kept as ``ctx/storage/rows.py``
+        says (``joined`` of body and value), its status column (None: it has no status)
+        and its ``ts`` (``model.ts_seconds`` of its timestamp). ``limited``: the caller stops
+        after a few (it has a limit)."""
+        return self.db.execute(*self.selection(stores, where, limited))

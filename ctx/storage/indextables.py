@@ -86,7 +86,7 @@ CREATE TABLE IF NOT EXISTS meta(store TEXT PRIMARY KEY, size INTEGER, mtime INTE
                                 racy INTEGER, digest INTEGER, count INTEGER);
 CREATE TABLE IF NOT EXISTS entries(store TEXT, key TEXT, rank INTEGER, ts REAL, source TEXT,
                                    status TEXT, scope TEXT, tags TEXT, lkey TEXT, lvalue TEXT,
-                                   body BLOB, due TEXT, PRIMARY KEY(store, key)) WITHOUT ROWID;
+                                   body BLOB, due TEXT, value BLOB, PRIMARY KEY(store, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS by_time ON entries(ts DESC, rank, key);
 CREATE INDEX IF NOT EXISTS """ + DUE_INDEX + """ ON entries(due) WHERE due IS NOT NULL;
 CREATE INDEX IF NOT EXISTS """ + INSTRUCTION_INDEX + """ ON entries(ts DESC, rank, key)
