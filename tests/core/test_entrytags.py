@@ -259,3 +259,25 @@ def test_the_real_command_shows_the_readers_local_time(root, run):
     assert ctx_list("EST5EDT,M3.2.0,M11.1.0") == ctx_list("EST5EDT,M3.2.0,M11.1.0", CTX_NO_CACHE="1") == \
         "shared/b  2026-07-01 08:00  a summer noon\nshared/a  2025-12-31 19:00  at midnight\n"
     assert ctx_list("UTC0", "--tag", "u", "--limit", "1") == "shared/b  2026-07-01 12:00  a summer noon\n"
+
+
+def test_a_line_decodes_only_the_value_of_an_entry_without_a_status(root, run, monkeypatch):
+    """A list's lines from the index: each entry's value decoded alone, the rest of an entry
+    only when it has a status (its line shows it), and the lines the same as those of the
+    entries decoded whole; the JSON of the same results decodes every entry."""
+    from ctx.storage import rows
+    from support.contexts import Context
+    assert run("set", "seed", "x").exit_code == 0
+    _write(root, random.Random(7))
+    context = Context(root, cache="update")
+    filters = Filters(tags=("infra",))
+    assert context.select(filters)  # (the index is made)
+    joined: list[bytes] = []
+    real = rows.joined
+    monkeypatch.setattr(rows, "joined", lambda body, value: joined.append(body) or real(body, value))
+    found = context.select(filters)
+    lines = [result_line(r) for r in found]
+    assert len(joined) == sum(1 for r in found if r.has_status()) > 0
+    whole = [result_line(Result(r.store, r.key, dict(r.entry))) for r in found]
+    assert lines == whole == _plain(root, None, ["infra"], None)
+    assert len(joined) == len(found)  # (`entry` decoded each one, once)
