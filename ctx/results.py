@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ctx import model
 from ctx.model import STORES, Entry
+from ctx.storage.rows import joined, value_of
 
 TYPE_CHECKING = False  # typing is for the checker only (test_fastcli.py: test_a_read_loads_only_what_it_uses)
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ class Result:
     def entry(self) -> Entry:
         entry = self._entry
         if entry is None:
-            from ctx.storage.rows import joined
             assert self._kept is not None
             entry = self._entry = joined(self._kept[0], self._kept[1])
         return entry
@@ -43,7 +43,6 @@ class Result:
     def value(self) -> object:
         """The entry's value (``entry.get("value")``)."""
         if self._entry is None and self._kept is not None:
-            from ctx.storage.rows import value_of
             return value_of(self._kept[1])
         return self.entry.get("value")
 

@@ -265,7 +265,7 @@ def test_a_line_decodes_only_the_value_of_an_entry_without_a_status(root, run, m
     """A list's lines from the index: each entry's value decoded alone, the rest of an entry
     only when it has a status (its line shows it), and the lines the same as those of the
     entries decoded whole; the JSON of the same results decodes every entry."""
-    from ctx.storage import rows
+    from ctx import results
     from support.contexts import Context
     assert run("set", "seed", "x").exit_code == 0
     _write(root, random.Random(7))
@@ -273,8 +273,8 @@ def test_a_line_decodes_only_the_value_of_an_entry_without_a_status(root, run, m
     filters = Filters(tags=("infra",))
     assert context.select(filters)  # (the index is made)
     joined: list[bytes] = []
-    real = rows.joined
-    monkeypatch.setattr(rows, "joined", lambda body, value: joined.append(body) or real(body, value))
+    real = results.joined
+    monkeypatch.setattr(results, "joined", lambda body, value: joined.append(body) or real(body, value))
     found = context.select(filters)
     lines = [result_line(r) for r in found]
     assert len(joined) == sum(1 for r in found if r.has_status()) > 0
