@@ -53,13 +53,16 @@ print(len(hits))
 """
 FIND_KEY = "e = entries.get({key!r}); hits += [e] if e else []"
 # the least a `ctx get` through the read index can do: start, open the index, look the key up,
-# check the store file is the one indexed (a stat), decode the entry
+# check the store file is the one indexed (a stat), decode the entry (its body and its value:
+# ctx/storage/rows.py)
 INDEX_FLOOR = """
 import marshal, os, sqlite3
 os.stat({path!r})
 db = sqlite3.connect("file:" + {index!r} + "?mode=ro", uri=True)
-row = db.execute("SELECT body FROM entries WHERE store = ? AND key = ?", ("shared", {key!r})).fetchone()
-print(marshal.loads(row[0])["value"][:20])
+row = db.execute("SELECT body, value FROM entries WHERE store = ? AND key = ?", ("shared", {key!r})).fetchone()
+entry = marshal.loads(row[0])
+entry["value"] = marshal.loads(row[1])
+print(entry["value"][:20])
 """
 FIND_WORD = "hits += [k for k, e in entries.items() if {word!r} in str(e.get('value')).lower()][:50]"
 FIND_TAG = "hits += [k for k, e in entries.items() if {tag!r} in e.get('tags', [])]"

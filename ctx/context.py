@@ -143,7 +143,7 @@ class Context:
             raise NotFound(f"no entry {key!r} in any store")
         return found
 
-    def query(self, stores: list[str], test: Callable[[Result], bool] | None, limit: int | None = None,
+    def query(self, stores: list[str], test: Callable[[Result], bool], limit: int | None = None,
               where=None) -> list[Result]:
         """Entries of ``stores`` for which ``test`` holds, in result order, cut at ``limit``.
 
@@ -157,11 +157,10 @@ class Context:
         index = self.fresh_index(stores)
         if index is not None:
             out: list[Result] = []
-            if where is not None and where.decides:
-                test = None
+            check = None if where is not None and where.decides else test
             for store, key, body, value, status, seconds in index.ordered(stores, where, limited=limit is not None):
                 result = Result(store, key, None, seconds, (body, value, status))
-                if test is None or test(result):
+                if check is None or check(result):
                     out.append(result)
                     if limit is not None and len(out) >= limit:
                         break

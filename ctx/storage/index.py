@@ -337,7 +337,8 @@ class Index:
             for key, entry in changes:
                 before = self.db.execute("SELECT body FROM entries WHERE store = ? AND key = ?",
                                          (store, key)).fetchone()
-                if before is not None:  # (the version before's rows, each by the whole primary key: its body has its tags and time)
+                # (the version before's rows, each by the whole primary key: its body has its tags and time)
+                if before is not None:
                     self.db.executemany("DELETE FROM entry_tags WHERE tag = ? AND tag_ts = ? AND tag_rank = ? "
                                         "AND tag_key = ? AND tag_store = ?",
                                         tag_rows(store, key, marshal.loads(before[0])))
@@ -500,8 +501,9 @@ class Index:
         # limit. Without a limit every row is read anyway, and reading the table in its order,
         # then sorting what passed, costs less than a lookup per row from by_time (bench/run.py).
         column = "+store" if where.selective or (limited and set(stores) >= set(model.STORES)) else "store"
-        return (f"SELECT store, key, body, value, status, ts FROM entries {f'INDEXED BY {where.index} ' if where.index else ''}"
-                f"WHERE {column} IN ({marks}) AND {where.sql()} ORDER BY ts DESC, rank, key", [*stores, *where.params])
+        walked = f"INDEXED BY {where.index} " if where.index else ""
+        return (f"SELECT store, key, body, value, status, ts FROM entries {walked}WHERE {column} IN ({marks}) "
+                f"AND {where.sql()} ORDER BY ts DESC, rank, key", [*stores, *where.params])
 
     def ordered(self, stores: list[str], where: Where | None = None,
                 limited: bool = False) -> Iterator[tuple[str, str, bytes, bytes | None, str | None, float]]:

@@ -217,7 +217,8 @@ def test_a_list_by_one_tag_walks_its_rows_in_result_order(root, run):
             for limited in (False, True):
                 plan = _plan(index, stores, filters.where(), limited)
                 assert plan[0].startswith("SEARCH entry_tags USING PRIMARY KEY (tag=?)"), plan
-                assert any(step.startswith("SEARCH entries USING PRIMARY KEY (store=? AND key=?)") for step in plan), plan
+                entries_by_key = "SEARCH entries USING PRIMARY KEY (store=? AND key=?)"
+                assert any(step.startswith(entries_by_key) for step in plan), plan
                 assert not any("TEMP B-TREE" in step or step.startswith("SCAN") for step in plan), plan
     index.close()
 
