@@ -31,10 +31,9 @@ class Result:
     @property
     def entry(self) -> Entry:
         entry = self._entry
-        if entry is None:
-            assert self._kept is not None
+        if entry is None and self._kept is not None:
             entry = self._entry = joined(self._kept[0], self._kept[1])
-        return entry
+        return entry  # type: ignore[return-value]  # (None only when the caller gave None)
 
     @entry.setter
     def entry(self, entry: Entry) -> None:
