@@ -56,7 +56,8 @@ VARIABLES: dict[str, tuple[str, Any, str]] = {
                                 "auto-sync's background push) talks to a remote"),
     "CTX_REMOTE_TIMEOUT": (SECONDS, 60.0, "how long a clone, fetch or push may go without a word from the "
                            "server before it is stopped"),
-    "CTX_PACK_THRESHOLD": (BYTES, 32 * 1024 * 1024, "loose object bytes that start a background `git gc`"),
+    "CTX_PACK_THRESHOLD": (BYTES, 32 * 1024 * 1024, "loose object bytes that start a background packing "
+                           "(`git repack`; a whole `git gc` once enough packs gather)"),
     "CTX_GIT_TRANSPORT": (CHOICE, "git", "fetch and push with git (where it is on the PATH) or libgit2"),
     "CTX_NO_GIT": (FLAG, False, "keep store files only: no commits"),
     "CTX_NO_CACHE": (FLAG, False, "neither read nor write the search index cache"),

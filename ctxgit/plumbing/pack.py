@@ -2,8 +2,9 @@
 
 Each write stores a new blob of the whole store file. ctx keeps a running
 count of the loose bytes its commits added (``.git/ctx/loose-bytes``) and,
-past a threshold, starts ``git gc`` detached, so packing never blocks a
-write. Without a git executable, ``ctx doctor`` reports the growth instead.
+past a threshold, starts a packing detached (``start_packing``: the loose objects
+into one more pack, a whole ``git gc`` every ``PACKS`` packs), so packing never blocks
+a write. Without a git executable, ``ctx doctor`` reports the growth instead.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def account(git_dir: StrPath, added: int) -> bool:
     debt += added
     started = False
     if debt >= settings.byte_count("CTX_PACK_THRESHOLD"):
-        started = start_gc(os.path.dirname(os.path.normpath(git_dir)))
+        started = start_packing(os.path.dirname(os.path.normpath(git_dir)))
         if started:
             debt = 0
     make_dir(os.path.dirname(state))
@@ -75,12 +76,41 @@ def account(git_dir: StrPath, added: int) -> bool:
 PACK_WINDOW = "pack.window=1"
 
 
+# A write's packing packs only the loose objects, into one more pack (``git repack -d -l``:
+# the objects of its few writes, a delta chain among themselves), and a whole ``git gc``
+# once ``PACKS`` packs are there: it puts them together, every version deltified against
+# its neighbours, and expires what git expires. A whole gc every time repacked the entire
+# history for a few new blobs (tests/git/test_git_commits.py:
+# test_packings_add_a_pack_each_until_a_whole_gc_joins_them).
+PACKS = 8
+
+
+def pack_count(git_dir: StrPath) -> int:
+    """How many packs the repository holds (``objects/pack/*.pack``)."""
+    try:
+        return sum(name.endswith(".pack") for name in os.listdir(os.path.join(git_dir, "objects", "pack")))
+    except OSError:
+        return 0
+
+
+def start_packing(root: StrPath) -> bool:
+    """A write's packing, detached: the loose objects into one more pack, or a whole
+    ``git gc`` once ``PACKS`` packs are there (``start_gc``'s terms)."""
+    if pack_count(os.path.join(root, ".git")) >= PACKS:
+        return start_gc(root)
+    return _spawn(root, ["-c", PACK_WINDOW, "repack", "-d", "-l", "-q"])
+
+
 def start_gc(root: StrPath) -> bool:
     """Start ``git gc --quiet`` detached in ``root`` (a session of its own, its streams on
     /dev/null); False when git is missing or cannot be started (the count stays: the next
     write tries again). Spawned directly, not through ``subprocess``, whose imports a write
     that packs would pay (tests/git/test_write_cost.py); it inherits none of ctx's files,
     which Python opens non-inheritable (the same test)."""
+    return _spawn(root, ["-c", PACK_WINDOW, "gc", "--quiet"])
+
+
+def _spawn(root: StrPath, args: list[str]) -> bool:
     from ctxgit.plumbing.gitcommit import program
     from ctxgit.plumbing.gitenv import clean_git_env
     git = program()
@@ -88,8 +118,7 @@ def start_gc(root: StrPath) -> bool:
         return False
     quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:
-        os.posix_spawn(git, [git, "-C", os.fspath(root), "-c", PACK_WINDOW, "gc", "--quiet"], clean_git_env(),
-                       file_actions=quiet, setsid=True)
+        os.posix_spawn(git, [git, "-C", os.fspath(root), *args], clean_git_env(), file_actions=quiet, setsid=True)
     except OSError:
         return False
     return True

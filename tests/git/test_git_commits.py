@@ -958,3 +958,22 @@ def test_a_write_past_the_threshold_packs_in_the_background(run, root):
     assert (root / ".git" / "ctx" / "loose-bytes").read_text().strip() == "0"
     assert run("history", "k0").exit_code == 0
     fsck(root)
+
+
+@pytest.mark.slow
+def test_packings_add_a_pack_each_until_a_whole_gc_joins_them(run, root):
+    from ctxgit.plumbing.pack import PACKS, pack_count
+    git_dir = root / ".git"
+
+    def settled(packs: int) -> bool:
+        return not (git_dir / "gc.pid").exists() and pack_count(git_dir) == packs and not loose_objects(root)
+
+    for n in range(1, PACKS + 1):  # each write past the threshold: its loose objects into one more pack
+        result = run("set", f"k{n}", "value " * 50, env={"CTX_PACK_THRESHOLD": "1"})
+        assert result.exit_code == 0, result.output
+        assert wait_for(lambda n=n: settled(n), timeout=20), (n, pack_count(git_dir), loose_objects(root))
+    result = run("set", "last", "v", env={"CTX_PACK_THRESHOLD": "1"})  # PACKS packs: a whole gc
+    assert result.exit_code == 0, result.output
+    assert wait_for(lambda: settled(1), timeout=20), (pack_count(git_dir), loose_objects(root))
+    assert run("history", "k1").exit_code == 0
+    fsck(root)
