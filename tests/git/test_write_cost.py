@@ -254,7 +254,8 @@ def test_the_packing_holds_none_of_ctxs_files_open(root, run, tmp_path):
     bin_dir, seen = tmp_path / "bin", tmp_path / "fds.txt"
     bin_dir.mkdir()
     stub = bin_dir / "git"
-    stub.write_text(f"#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = gc ] || [ \"$a\" = repack ]; then\n"  # its own descriptors
+    stub.write_text(f"#!/bin/sh\nfor a in \"$@\"; do\n"
+                    "if [ \"$a\" = gc ] || [ \"$a\" = repack ]; then\n"  # its own descriptors
                     "  x=; for f in /proc/$$/fd/*; do x=\"$x${f##*/}=$(readlink \"$f\")\n\"; done\n"
                     f"  printf '%s' \"$x\" > '{seen}.tmp'; mv '{seen}.tmp' '{seen}'; exit 0\nfi; done\n"
                     f"exec {shutil.which('git')} \"$@\"\n")
