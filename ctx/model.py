@@ -174,33 +174,21 @@ def day_text(number: int) -> str:
     return f"{year_of_era + era * 400 + (month <= 2):04d}-{month:02d}-{day:02d}"
 
 
-# "YYYY-MM-DD" -> its 00:00 UTC in epoch seconds (None: no such day), for days in the form
-# alone (a day per day the entries name)
-_DAY_STARTS: dict[str, int | None] = {}
-
-
-def _stored_day(day: str) -> int | None:
-    if day[4] + day[7] != "--" or not (day[:4] + day[5:7] + day[8:]).isdigit() or not day.isascii():
-        return None
-    start = _DAY_STARTS[day] = _day_start(int(day[:4]), int(day[5:7]), int(day[8:]))
-    return start
+_DAY_STARTS: dict[str, int | None] = {}  # "YYYY-MM-DD" -> its 00:00 UTC in epoch seconds (None: no such day)
 
 
 def ts_seconds(text: Any) -> float:
     """``ts_key(text).timestamp()``: seconds since the epoch, 0 for a malformed stamp. A
-    stamp in the stored form (``is_stored_stamp``) costs no datetime of its own (a list shows
-    a time per entry, an index rebuild keeps one per entry): its day is read once per process,
-    its time of day as one number (tests/core/test_model.py, test_ts_seconds_is_the_sort_keys_timestamp)."""
-    if isinstance(text, str) and len(text) == 20 and text[10] + text[13] + text[16] + text[19] == "T::Z":
-        start = _DAY_STARTS.get(text[:10], -1)
+    stamp in the stored form costs no datetime of its own (a list shows a time per entry,
+    an index rebuild keeps one per entry): its day is read once per process."""
+    if isinstance(text, str) and is_stored_stamp(text):
+        day = text[:10]
+        start = _DAY_STARTS.get(day, -1)
         if start == -1:
-            start = _stored_day(text[:10])
-        clock = text[11:13] + text[14:16] + text[17:19]
-        if start is not None and clock.isdigit() and clock.isascii():
-            hour, rest = divmod(int(clock), 10000)
-            minute, second = divmod(rest, 100)
-            if hour < 24 and minute < 60 and second < 60:
-                return float(start + hour * 3600 + minute * 60 + second)
+            start = _DAY_STARTS[day] = _day_start(int(day[:4]), int(day[5:7]), int(day[8:10]))
+        hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        if start is not None and hour < 24 and minute < 60 and second < 60:
+            return float(start + hour * 3600 + minute * 60 + second)
     return ts_key(text).timestamp()
 
 
