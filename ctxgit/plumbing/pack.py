@@ -113,12 +113,12 @@ def start_gc(root: StrPath) -> bool:
 def _spawn(root: StrPath, args: list[str]) -> bool:
     from ctxgit.plumbing.gitcommit import program
     from ctxgit.plumbing.gitenv import clean_git_env
+    from ctxgit.plumbing.spawn import detached
     git = program()
     if git is None:
         return False
-    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:
-        os.posix_spawn(git, [git, "-C", os.fspath(root), *args], clean_git_env(), file_actions=quiet, setsid=True)
+        detached([git, "-C", os.fspath(root), *args], clean_git_env())
     except OSError:
         return False
     return True

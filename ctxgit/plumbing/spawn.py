@@ -81,3 +81,27 @@ def _write(path: str, data: bytes) -> None:
 def _read(path: str) -> bytes:
     with open(path, "rb") as got:
         return got.read()
+
+
+_detached: list[int] = []  # the children ``detached`` started, until reaped
+
+
+def detached(argv: list[str], env: Mapping[str, str], log: str | None = None) -> int:
+    """Start ``argv`` (``argv[0]`` a path) in a session of its own, no terminal, never
+    waited for: stdin from /dev/null, stdout and stderr to ``log`` (appended) or
+    /dev/null. It inherits none of the caller's files (Python opens them
+    non-inheritable: tests/git/test_write_cost.py). Those started before that have
+    ended are reaped first, so a long-lived caller (the MCP server) keeps no zombie.
+    Returns the pid; OSError when it cannot be started."""
+    for pid in list(_detached):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                _detached.remove(pid)
+        except ChildProcessError:
+            _detached.remove(pid)
+    out = ((os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if log is not None
+           else (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0))
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), out, (os.POSIX_SPAWN_DUP2, 1, 2)]
+    pid = os.posix_spawn(argv[0], argv, dict(env), file_actions=actions, setsid=True)
+    _detached.append(pid)
+    return pid

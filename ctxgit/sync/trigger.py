@@ -19,13 +19,13 @@ from pathlib import Path
 from ctxgit.gitfiles.layout import AUTOSYNC_LOCK, MACHINE, SYNC_LOG, tracking_ref
 from ctxgit.gitfiles.refs import head_id, ref_id
 from ctxgit.plumbing.gitconfig import upstream
+from ctxgit.plumbing.spawn import detached
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctx.storage.files import StrPath
 
 START_DELAY = 0.1  # seconds between a write and the start of the push it triggers
-_spawned: list[int] = []
 
 
 def auto_remote(root: Path) -> str | None:
@@ -123,16 +123,7 @@ def spawn(root: Path, within: float | None = None) -> int:
     whole run's bound in seconds (a session's end), else auto-sync's own."""
     log = Path(root) / ".git" / SYNC_LOG
     log.parent.mkdir(mode=0o700, exist_ok=True)
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
-               (os.POSIX_SPAWN_DUP2, 1, 2)]
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
-    for pid in list(_spawned):  # a long-lived caller (the MCP server) reaps its own children
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                _spawned.remove(pid)
-        except ChildProcessError:
-            _spawned.remove(pid)
     # the push starts a moment later, once the write that started it has ended: on a busy
     # machine it never takes a core from that write (nor from the agent waiting for it)
     shell = "/bin/sh"
@@ -140,6 +131,4 @@ def spawn(root: Path, within: float | None = None) -> int:
     command = ([shell, "-c", f'sleep {START_DELAY}; exec "$0" -m ctxgit.sync.auto "$@"', sys.executable, str(root),
                 *bound]
                if os.path.exists(shell) else [sys.executable, "-m", "ctxgit.sync.auto", str(root), *bound])
-    pid = os.posix_spawn(command[0], command, env, file_actions=actions, setsid=True)
-    _spawned.append(pid)
-    return pid
+    return detached(command, env, str(log))
