@@ -16,7 +16,9 @@ clean") could change again without its identity changing, so its rows also
 carry a CRC of the bytes, checked until the file is older than that window.
 
 Every query the index answers is re-checked in Python by the caller: the
-SQL only narrows and orders, the Python predicate decides. Any SQLite trouble
+SQL only narrows and orders, the Python predicate decides, but for a filter by
+store and tags alone, whose SQL is the predicate itself (``Where.decides``, held
+by the differential tests of tests/core/test_entrytags.py). Any SQLite trouble
 makes the index unavailable, never a read wrong.
 """
 
