@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pygit2
 
-from ctx.errors import GitError
+from ctx.errors import GitError, StoreError
 from ctx.storage.files import atomic_write
 from ctxgit.gitfiles.layout import BRANCH
 from ctxgit.plumbing.repo import open_repo
@@ -33,12 +33,19 @@ def ensure_repo(root: Path) -> tuple[pygit2.Repository, list[str]]:
         touched.append(".gitignore")
     if ensure_gitattributes(root):
         touched.append(".gitattributes")
+    ensure_as_written(repo)
     ensure_merge_driver(repo)
     ensure_loose_compression(repo, root)
     return repo, touched
 
 
 ATTRIBUTES_LINE = "memory/*.json merge=ctx"
+# Every file of the context is committed byte for byte as ctx wrote and checked it: no line
+# ending conversion, clean filter, `$Id$` expansion or re-encoding that the operator's git
+# settings (core.autocrlf, core.attributesFile...) give their other repositories, nor that a
+# .gitattributes a remote brought asks for. In .git/info/attributes: it decides over every
+# .gitattributes, and no remote reaches it (tests/git/test_git_settings.py).
+AS_WRITTEN_LINE = "* -text -filter -ident -working-tree-encoding"
 
 
 def driver_command() -> str:
@@ -62,6 +69,18 @@ def _driver_works(command: str) -> bool:
 def ensure_gitattributes(root: Path) -> bool:
     """Route store files through ctx's merge driver in a plain ``git merge``."""
     return _ensure_lines(root / ".gitattributes", (ATTRIBUTES_LINE,))
+
+
+def ensure_as_written(repo: pygit2.Repository) -> None:
+    """``AS_WRITTEN_LINE`` first in the repository's own attributes file (GitError when it
+    cannot be written: no commit is made that could differ from the files)."""
+    path = Path(repo.path) / "info" / "attributes"
+    try:
+        path.parent.mkdir(exist_ok=True)
+        _ensure_lines(path, (), "# ctx: every file of the context is committed as ctx wrote it\n",
+                      first=(AS_WRITTEN_LINE,))
+    except (OSError, StoreError) as exc:
+        raise GitError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def ensure_merge_driver(repo: pygit2.Repository) -> None:
@@ -108,19 +127,21 @@ def ensure_gitignore(root: Path) -> bool:
     return _ensure_lines(root / ".gitignore", IGNORE_LINES, "# ctx: local state that is never committed\n")
 
 
-def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "") -> bool:
-    """Append the ``lines`` a file lacks, keeping every other line; True if it changed."""
+def _ensure_lines(path: Path, lines: tuple[str, ...], header: str = "", first: tuple[str, ...] = ()) -> bool:
+    """Append the ``lines`` a file lacks and put the ``first`` it lacks at its top (after a
+    new file's ``header``), keeping every other line; True if it changed."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in lines if line not in present]
-    if not missing:
+    top = "".join(line + "\n" for line in first if line not in present)
+    if not missing and not top:
         return False
     if text and not text.endswith("\n"):
         text += "\n"
-    text = (text or header) + "".join(line + "\n" for line in missing)
+    text = (header if not text else "") + top + text + "".join(line + "\n" for line in missing)
     try:
         mode = path.stat().st_mode & 0o777  # an existing file keeps its permissions
     except FileNotFoundError:

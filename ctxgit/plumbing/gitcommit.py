@@ -32,9 +32,11 @@ if TYPE_CHECKING:
     from ctx.storage.files import StrPath
     from ctxgit.plumbing.spawn import Ran
 
-# No hooks (above), and no `git maintenance run --auto` started after each commit (git's
-# default: a second process per write): ctx packs by the bytes its commits add (pack.py).
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false")
+# Given to every git ctx runs: no hooks (above); no `git maintenance run --auto` started after
+# each commit (git's default: a second process per write), ctx packs by the bytes its commits
+# add (pack.py); and a message labelled as the UTF-8 ctx writes, whatever the operator's
+# i18n.commitEncoding says (tests/git/test_git_settings.py).
+OWN_SETTINGS = ("-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", "-c", "i18n.commitEncoding=UTF-8")
 _found: list[str | None] = []
 _noting: list[str] = []  # where the pid of each git started goes, between lastcommit.begin and end
 
@@ -124,7 +126,7 @@ def _git(root: StrPath, args: Sequence[str], env: dict[str, str] | None = None, 
     git = program()
     if git is None:
         raise GitError("git is not on PATH")
-    argv = [git, "-C", os.fspath(root), *NO_HOOKS, *args]
+    argv = [git, "-C", os.fspath(root), *OWN_SETTINGS, *args]
     try:
         return run(argv, data, env if env is not None else clean_git_env(), _note if _noting else None)
     except OSError as exc:

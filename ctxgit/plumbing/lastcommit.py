@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from ctx.storage.files import StrPath
 
 RACY_NS = 2_000_000_000
+# the record's form, and what ctx makes sure of before a write skips asking git: a record from
+# an older ctx sends the next write the slow way, which sees the repository anew (3: the
+# .gitattributes line that commits files as written, tests/git/test_git_settings.py)
+VERSION = 3
 LOCKS = ("index.lock", f"{BRANCH_REF}.lock", "HEAD.lock")
 GIT_PID = COMMITTING + ".git"  # the pid of the last git the committing ctx started
 
@@ -163,7 +167,7 @@ def save(root: StrPath, operator: list[str] | None, index_is_head: bool = False)
         return forget(root)
     state = {"head": head, "index": _stat(os.path.join(git, "index")), "config": _stat(os.path.join(git, "config")),
              "global": _global_configs(), "operator": operator, "files": versioned(root),
-             "index_is_head": index_is_head, "version": 2}
+             "index_is_head": index_is_head, "version": VERSION}
     path = os.path.join(git, STATE)
     make_dir(os.path.dirname(path))
     # lost: git is asked next time; read only under the context lock
@@ -187,7 +191,7 @@ def check(root: StrPath) -> tuple[dict | None, str]:
     except (OSError, ValueError):
         return None, "the record of ctx's last commit is unreadable"
     try:
-        if state.get("version") != 2:
+        if state.get("version") != VERSION:
             return None, "the record was written by an older ctx"
         if read_text(os.path.join(git, "HEAD")) != f"ref: {BRANCH_REF}\n":
             return None, f"HEAD is not the branch {BRANCH}"

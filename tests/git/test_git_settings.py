@@ -335,3 +335,109 @@ def test_a_push_moves_the_remote_tracking_branch_through_git(pair, monkeypatch, 
     assert done.exit_code != 0
     assert done.stderr.startswith("ctx: pushed to origin, but: ") and "main.lock is in the way" in done.stderr, \
         done.stderr
+
+
+# --- the operator's own git settings never change what ctx commits ------------------------------
+# (found here: `core.autocrlf true` with `core.safecrlf true` made every write fail, "fatal: LF
+# would be replaced by CRLF in .gitattributes"; a clean filter in the user's attributes file
+# committed its output in place of the store file; `i18n.commitEncoding` labelled ctx's UTF-8
+# messages as another encoding, shown garbled by ctx's own log)
+
+def _global(*args: str) -> None:
+    subprocess.run(["git", "config", "--global", *args], check=True)
+
+
+def _committed_as_on_disk(root) -> None:
+    """Every file git tracks is committed byte for byte as it is on disk, and git sees no change."""
+    for path in _git(root, "ls-files", "-z").split("\0"):
+        if path:
+            blob = subprocess.run(["git", "-C", str(root), "cat-file", "blob", f"HEAD:{path}"],
+                                  capture_output=True, check=True).stdout
+            assert blob == (root / path).read_bytes(), path
+    assert _git(root, "status", "--porcelain") == ""
+
+
+LINE_ENDINGS = {"autocrlf": [("core.autocrlf", "true"), ("core.safecrlf", "true")],
+                "autocrlf-input": [("core.autocrlf", "input"), ("core.safecrlf", "true")],
+                "eol-crlf": [("core.attributesFile", "ATTRIBUTES"), ("core.safecrlf", "true")]}
+
+
+@pytest.mark.parametrize("way", ["git", "libgit2"])
+@pytest.mark.parametrize("setting", sorted(LINE_ENDINGS))
+def test_the_users_line_ending_settings_change_no_byte_ctx_commits(root, run, tmp_path, monkeypatch,
+                                                                  setting, way):
+    attributes = tmp_path / "attributes"
+    attributes.write_text("* text eol=crlf\n")
+    for name, value in LINE_ENDINGS[setting]:
+        _global(name, str(attributes) if value == "ATTRIBUTES" else value)
+    if way == "libgit2":
+        _without_git(monkeypatch)
+    for i, value in enumerate(["first", "two\nlines", "third"]):
+        done = run("set", f"k{i}", value, author="Agent One" if i % 2 else None)
+        assert done.exit_code == 0, done.output
+    done = run("summary", "new", "--from-stdin", "--agent", "Agent One", input="## Open\n- a\n")
+    assert done.exit_code == 0, done.output
+    _committed_as_on_disk(root)
+
+
+@pytest.mark.parametrize("way", ["git", "libgit2"])
+def test_a_clean_filter_in_the_users_attributes_never_changes_what_ctx_commits(root, run, tmp_path,
+                                                                               monkeypatch, way):
+    attributes = tmp_path / "attributes"
+    attributes.write_text("* filter=upper ident\n")
+    _global("core.attributesFile", str(attributes))
+    _global("filter.upper.clean", "tr a-z A-Z")
+    if way == "libgit2":
+        _without_git(monkeypatch)
+    for i in range(3):
+        done = run("set", f"k{i}", f"lower case $Id$ {i}", author="Agent One" if i % 2 else None)
+        assert done.exit_code == 0, done.output
+    _committed_as_on_disk(root)
+    assert '"entries"' in _git(root, "show", "HEAD:memory/shared.json")
+
+
+def test_a_commit_encoding_setting_never_relabels_ctxs_utf8_messages(root, run):
+    assert run("set", "k0", "first").exit_code == 0
+    _global("i18n.commitEncoding", "ISO-8859-1")
+    for n, author in enumerate(("Agent One", None)):  # one git commit; the way through the repository
+        done = run("set", f"k{n + 1}", "café déjà", author=author, env={"CTX_GIT_SLOW": "1"} if n else {})
+        assert done.exit_code == 0, done.output
+        raw = subprocess.run(["git", "-C", str(root), "cat-file", "commit", "HEAD"], capture_output=True,
+                             check=True).stdout
+        assert b"\nencoding " not in raw.split(b"\n\n", 1)[0]
+        shown = run("log", "-n", "1")
+        assert f"set shared/k{n + 1}: café déjà" in shown.stdout, shown.stdout
+
+
+def test_a_context_made_before_the_attributes_line_gets_it_at_its_next_write(root, run):
+    """ctx's record of its last commit (``.git/ctx/state.json``) from an older ctx: the next
+    write looks at the repository again and puts the line first in .git/info/attributes."""
+    from ctxgit.guard.install import AS_WRITTEN_LINE
+    from ctxgit.plumbing import lastcommit
+    assert run("set", "k0", "first").exit_code == 0
+    own = root / ".git" / "info" / "attributes"
+    own.write_text("*.md diff\n")  # an operator's line, kept below ctx's
+    lastcommit.save(str(root), None, True)
+    record = root / ".git" / "ctx" / "state.json"
+    record.write_text(record.read_text().replace(f'"version":{lastcommit.VERSION}', '"version":2'))
+    assert '"version":2' in record.read_text()
+    _global("core.autocrlf", "true")
+    _global("core.safecrlf", "true")
+    done = run("set", "k1", "second")
+    assert done.exit_code == 0, done.output
+    assert own.read_text().splitlines() == [AS_WRITTEN_LINE, "*.md diff"]
+    _committed_as_on_disk(root)
+
+
+def test_a_remotes_attributes_never_change_what_ctx_commits(pair, tmp_path):
+    """A .gitattributes from a remote asking for a filter the operator has (git-lfs's, say)."""
+    a, b = pair
+    _global("filter.upper.clean", "tr a-z A-Z")
+    (a.root / ".gitattributes").write_text("memory/*.json merge=ctx\n* filter=upper text eol=crlf\n")
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "sync")
+    _ok(b, "sync")
+    assert "filter=upper" in (b.root / ".gitattributes").read_text()
+    _ok(b, "set", "on_b", "lower case")
+    _committed_as_on_disk(b.root)
+    assert '"entries"' in _git(b.root, "show", "HEAD:memory/shared.json")

@@ -1,7 +1,8 @@
 """Every text ctx writes into a user's file, checked whole against a golden file in
 this folder, byte for byte: what `ctx wire TARGET --apply` (and `--mcp`) writes into a
-new file for each harness of ctx/harness/, the RULES.md `ctx init` writes, and the
-pre-commit hook script. The wiring is run for real (`ctx wire`, in-process), with the
+new file for each harness of ctx/harness/, the RULES.md `ctx init` writes, the
+.gitattributes, .gitignore and .git/info/attributes a new root's repository gets, and
+the pre-commit hook script. The wiring is run for real (`ctx wire`, in-process), with the
 root /home/me/ctx, ctx at /usr/local/bin/ctx and each harness's default agent name, so
 the golden texts are the same on every machine.
 
@@ -80,13 +81,27 @@ def test_rules_md_as_ctx_init_writes_it(tmp_path, regenerate):
     check("RULES.md", (tmp_path / "root" / "RULES.md").read_text(encoding="utf-8"), regenerate)
 
 
+@pytest.mark.parametrize("name", ["gitattributes", "gitignore", "info-attributes"])
+def test_the_git_files_a_new_root_gets(tmp_path, regenerate, name):
+    import pygit2
+
+    from ctxgit.guard.install import ensure_as_written, ensure_gitattributes, ensure_gitignore
+    if name == "info-attributes":  # (the repository's own, .git/info/attributes)
+        ensure_as_written(pygit2.init_repository(str(tmp_path)))
+        path = tmp_path / ".git" / "info" / "attributes"
+    else:
+        assert {"gitattributes": ensure_gitattributes, "gitignore": ensure_gitignore}[name](tmp_path)
+        path = tmp_path / f".{name}"
+    check(name, path.read_text(encoding="utf-8"), regenerate)
+
+
 def test_the_pre_commit_hook(regenerate):
     from hooks.install import hook_text
     check("pre-commit", hook_text(PYTHON), regenerate)
 
 
 def test_every_golden_file_is_written_by_something(run, tmp_path, monkeypatch):
-    made = {"RULES.md", "pre-commit"}
+    made = {"RULES.md", "pre-commit", "gitattributes", "gitignore", "info-attributes"}
     for target, options in WIRINGS:
         made |= set(wire(run, tmp_path / (target + "".join(options)), monkeypatch, target, options))
     kept = {p.name for p in HERE.iterdir() if p.is_file() and p.suffix != ".py"}
