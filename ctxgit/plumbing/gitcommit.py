@@ -212,8 +212,10 @@ def unstage(root: StrPath, paths: Sequence[str], born: bool) -> None:
 
 
 def add(root: StrPath, paths: Sequence[str]) -> None:
-    """Stage ``paths`` as they are on disk (a missing one as its removal)."""
-    done = _retrying(root, ["add", "-A", "--", *paths])
+    """Stage ``paths`` as they are on disk (a missing one as its removal), whatever ignore
+    rules say (``--force``: the operator's core.excludesFile, a .gitignore a remote brought);
+    ctx has decided what it commits (``repo.commit_paths``; tests/git/test_git_settings.py)."""
+    done = _retrying(root, ["add", "--force", "-A", "--", *paths])
     if done.returncode != 0:
         raise _failed("staging the files", done)
 

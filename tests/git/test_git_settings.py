@@ -441,3 +441,42 @@ def test_a_remotes_attributes_never_change_what_ctx_commits(pair, tmp_path):
     _ok(b, "set", "on_b", "lower case")
     _committed_as_on_disk(b.root)
     assert '"entries"' in _git(b.root, "show", "HEAD:memory/shared.json")
+
+
+# (found here: a global core.excludesFile ignoring `*.json`, or a remote's .gitignore ignoring
+# `memory/`, made every write of a file git did not track yet fail: "staging the files failed:
+# git said: The following paths are ignored by one of your .gitignore files:")
+
+@pytest.mark.parametrize("way", ["git", "libgit2"])
+def test_files_ctx_commits_are_committed_whatever_the_users_ignore_rules_say(root, run, tmp_path,
+                                                                            monkeypatch, way):
+    excludes = tmp_path / "excludes"
+    excludes.write_text("*.json\n*.md\nsessions/\n.git*\n")
+    _global("core.excludesFile", str(excludes))
+    if way == "libgit2":
+        _without_git(monkeypatch)
+    assert run("init").exit_code == 0
+    for store in ("shared", "agent", "operator"):
+        done = run("set", f"in_{store}", "v", "--store", store, author=None if store == "operator" else "Agent")
+        assert done.exit_code == 0, done.output
+    done = run("summary", "new", "--from-stdin", "--agent", "Agent One", input="## Open\n- a\n")
+    assert done.exit_code == 0, done.output
+    tracked = set(_git(root, "ls-files").split())
+    assert {"memory/shared.json", "memory/agent.json", "memory/operator.json", "RULES.md", ".gitignore",
+            ".gitattributes"} <= tracked
+    assert any(p.startswith("sessions/") for p in tracked)
+    _committed_as_on_disk(root)
+
+
+def test_a_remotes_gitignore_never_stops_a_write(pair):
+    a, b = pair
+    (a.root / ".gitignore").write_text((a.root / ".gitignore").read_text() + "memory/\nsessions/\n")
+    _ok(a, "set", "from_a", "one")
+    _ok(a, "sync")
+    _ok(b, "sync")
+    assert "sessions/" in (b.root / ".gitignore").read_text()
+    _ok(b, "set", "first_in_agent", "v", "--store", "agent")
+    done = b.run("summary", "new", "--from-stdin", "--agent", "B", input="## Open\n- a\n")
+    assert done.exit_code == 0, done.stderr
+    assert "memory/agent.json" in _git(b.root, "ls-files")
+    _committed_as_on_disk(b.root)

@@ -320,6 +320,9 @@ def inspect_root(root: Path, *, committed: bool = False) -> list[str]:
         if name.endswith(".json") and name[:-5] not in STORES:
             problems.append(f"memory/{name}: an unexpected file")
     if (root / ".git").is_dir():
+        # a git a killed ctx started goes on to its end, as in life: fsck run meanwhile reads
+        # the objects before that git writes its commit and the reflog after (a "missing commit")
+        wait_for_orphan_git(root)
         problems += [f"fsck: {line}" for line in fsck_problems(root)]
         if committed:
             left = [line for line in status_porcelain(root)]
@@ -768,9 +771,7 @@ def sweep(root: Path, env: Mapping[str, str], op: str, mode: str, skip: set, log
                             f"(the write went another way: {done.describe()})")
         model.apply("shared", key(i), done, change(i))
         where = f"{mode} at {step}" + (f" ({way.name})" if way else "")
-        if mode == "kill":
-            wait_for_orphan_git(root)  # a git the killed ctx started finishes on its own, as in life
-        problems += [f"{where}: {p}" for p in inspect_root(root)]
+        problems += [f"{where}: {p}" for p in inspect_root(root)]  # (after a killed ctx's git ended)
         if mode != "kill" and done.returncode != 0:
             unclear = one_line_error(done)
             if unclear:
