@@ -158,6 +158,48 @@ def floor_parts(path: Path, env, runs: int) -> list[tuple[str, float, float | No
     return out
 
 
+def fixed_parts(path: Path, env, runs: int) -> list[tuple[str, float, None, str]]:
+    """What a command pays that ctx's own code does not decide (medians, this run): a read's
+    module of the index (``_sqlite3``, which imports ``functools`` when it loads) and the
+    interpreter's own exit, both beside Python's bare start; and a write's ``git commit``
+    of the store file, with the options ctx gives it, beside one ``git hash-object`` of it
+    (git hashes a file it commits twice: into the index, and when it writes the object)."""
+    import tempfile
+
+    from ctxgit.plumbing.gitcommit import OWN_SETTINGS
+    python = [("python start", "pass"), ("python start, import _sqlite3", "import _sqlite3"),
+              ("the same, no interpreter exit", "import _sqlite3, os; os._exit(0)")]
+    out: list[tuple[str, float, None, str]] = [
+        (f"fixed part: {name}", statistics.median(timed([PY, "-c", code], env) for _ in range(runs)), None, code)
+        for name, code in python]
+    git_env = {k: v for k, v in env.items() if not k.startswith(("GIT_", "CTX_"))}
+    git_env.update(GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@ctx.invalid",
+                   GIT_COMMITTER_NAME="Bench", GIT_COMMITTER_EMAIL="bench@ctx.invalid")
+    with tempfile.TemporaryDirectory(prefix="ctx-bench-git-") as where:
+        repo = Path(where)
+        (repo / "memory").mkdir()
+        store = repo / "memory" / "shared.json"
+        raw = path.read_bytes()
+        store.write_bytes(raw)
+        for args in (["init", "-q", "-b", "main"], ["config", "core.looseCompression", "0"],
+                     ["add", "memory/shared.json"], ["commit", "-q", "-m", "first"]):
+            subprocess.run(["git", "-C", where, *OWN_SETTINGS, *args], env=git_env, check=True)
+        commits = []
+        for i in range(runs):
+            store.write_bytes(raw.replace(b'"entries": {', b'"entries": {"bench_%d": 0, ' % i, 1))
+            commits.append(timed(["git", "-C", where, *OWN_SETTINGS, "commit", "-q", "--include", "-m", f"w{i}",
+                                  "--", "memory/shared.json"], git_env))
+        hashed = statistics.median(timed(["git", "-C", where, "hash-object", "memory/shared.json"], git_env)
+                                   for _ in range(runs))
+    size = f"{len(raw) / 1e6:.1f} MB store file"
+    out += [("fixed part: git commit of the store file", statistics.median(commits), None,
+             f"{size}: git commit --include, as a write commits"),
+            ("fixed part: git hash-object of it", hashed, None, "one pass of git's SHA-1 over the file")]
+    for name, value, _, _ in out:
+        print(f"         {name:<44} {value:7.1f} ms", flush=True)
+    return out
+
+
 def script_preamble() -> str:
     """The installed ``ctx`` script's statements before it imports ctx (docstring and
     comments left out): what every command runs before ctx's first line."""
@@ -242,6 +284,7 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
     rows.append(("set (update) peak memory", ours_mb, floor_mb, "MB: maxrss of the process (getrusage)"))
     print(f"  {n:>7} set (update) peak memory  {ours_mb:6.1f} MB   floor {floor_mb:6.1f} MB", flush=True)
     rows.extend(floor_parts(scratch / "memory" / "shared.json", env, runs))
+    rows.extend(fixed_parts(scratch / "memory" / "shared.json", env, runs))
     get_ms = rows[0][1]
     hist = measure(["history", "entry_hot"], None, env, runs)
     add("history KEY", (hist[0], None), f"{hist[0] / get_ms:.1f} x get, {commits} commits")
