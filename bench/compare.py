@@ -103,6 +103,7 @@ class Side:
         written by ctx pays."""
         subprocess.run([PY, "-c", self.code, "doctor"], env=self.env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, check=False)
+        runs.quiet(self.root)  # (a packing the build started has ended)
 
     def run(self, args: list[str], i: int, clock: str = "wall") -> float:
         """Milliseconds of one run: its wall time, or (``clock`` "cpu") its processor time."""

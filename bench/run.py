@@ -227,6 +227,7 @@ def bench_size(n: int, runs: int, commits: int) -> list[tuple[str, float, float 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CTX_"))}
     env.update(CTX_HOME=str(root), CTX_AUTHOR="Bench Agent")
     subprocess.run([CTX, "doctor"], env=env, stdout=subprocess.DEVNULL)  # settle: hooks, config
+    runs_.quiet(root)  # the build's last packing ended
     memory = str(root / "memory")
     all_stores = ["operator", "shared", "agent"]
     shared = json.loads((root / "memory" / "shared.json").read_text())["entries"]

@@ -94,6 +94,27 @@ def timed(args: list[str], env: dict[str, str], ok: Iterable[int] = (0,)) -> flo
 _spawn([sys.executable, "-c", "pass"], dict(os.environ))  # started now, while this process is small
 
 
+def quiet(root: Path, timeout: float = 120.0) -> None:
+    """Wait until no git runs in ``root`` (``git -C ROOT``): a packing a write started in the
+    background (ctxgit/plumbing/pack.py) would share the machine with the first timings."""
+    needle = os.fsencode(str(root))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = False
+        for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as got:
+                    argv = got.read().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"git") and needle in argv:
+                busy = True
+                break
+        if not busy:
+            return
+        time.sleep(0.1)
+
+
 def median_call(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
     """The median milliseconds of ``runs`` calls of ``fn``, and what the last one returned."""
     times = []
