@@ -96,7 +96,9 @@ _spawn([sys.executable, "-c", "pass"], dict(os.environ))  # started now, while t
 
 def quiet(root: Path, timeout: float = 120.0) -> None:
     """Wait until no git runs in ``root`` (``git -C ROOT``): a packing a write started in the
-    background (ctxgit/plumbing/pack.py) would share the machine with the first timings."""
+    background (ctxgit/plumbing/pack.py) would share the machine with the first timings;
+    then flush what the build left to write back (the kernel's writeback of a freshly built
+    repository slowed the first rows)."""
     needle = os.fsencode(str(root))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -111,8 +113,9 @@ def quiet(root: Path, timeout: float = 120.0) -> None:
                 busy = True
                 break
         if not busy:
-            return
+            break
         time.sleep(0.1)
+    os.sync()
 
 
 def median_call(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
