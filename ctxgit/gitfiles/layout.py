@@ -39,6 +39,7 @@ def holds(path: str) -> bool:
     return top == "sessions" and name.endswith(".md")
 
 # under .git/
+ATTRIBUTES = "info/attributes"      # git's own, of this repository: ctx's line first (guard/install.py)
 DIR = "ctx"
 STATE = "ctx/state.json"            # the repository as ctx's last commit left it (plumbing/lastcommit.py)
 COMMITTING = "ctx/committing"       # a commit under way (plumbing/lastcommit.py)

@@ -12,7 +12,7 @@ import pygit2
 
 from ctx.errors import GitError, StoreError
 from ctx.storage.files import atomic_write
-from ctxgit.gitfiles.layout import BRANCH
+from ctxgit.gitfiles.layout import ATTRIBUTES, BRANCH
 from ctxgit.plumbing.repo import open_repo
 from hooks.unsafe_paths import IGNORE_LINES
 
@@ -74,7 +74,7 @@ def ensure_gitattributes(root: Path) -> bool:
 def ensure_as_written(repo: pygit2.Repository) -> None:
     """``AS_WRITTEN_LINE`` first in the repository's own attributes file (GitError when it
     cannot be written: no commit is made that could differ from the files)."""
-    path = Path(repo.path) / "info" / "attributes"
+    path = Path(repo.path) / ATTRIBUTES
     try:
         path.parent.mkdir(exist_ok=True)
         _ensure_lines(path, (), "# ctx: every file of the context is committed as ctx wrote it\n",

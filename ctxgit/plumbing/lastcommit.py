@@ -2,8 +2,8 @@
 
 ``state.json`` records the repository as ctx's last commit left it: HEAD, the
 identity (size, time, inode) of git's index, of the repository's and the user's git
-config and of every file ctx versions, and the operator (this machine's git
-identity, read from that config). While all of it holds, nothing changed outside
+config, of the repository's attributes file and of every file ctx versions, and the
+operator (this machine's git identity, read from that config). While all of it holds, nothing changed outside
 ctx: the next write skips asking git what changed (``git status``) and commits at
 once (``recorder.GitRecorder``). The record is ctx's, never one of git's files.
 
@@ -19,7 +19,7 @@ import time
 
 from ctx.jsoncodec import compact, loads
 from ctx.storage.files import atomic_write, make_dir, read_text, remove, sweep_temporaries
-from ctxgit.gitfiles.layout import BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
+from ctxgit.gitfiles.layout import ATTRIBUTES, BRANCH, BRANCH_REF, COMMITTING, DIR, MANAGED_FILES, STATE
 from ctxgit.gitfiles.refs import head_id
 
 TYPE_CHECKING = False
@@ -166,8 +166,8 @@ def save(root: StrPath, operator: list[str] | None, index_is_head: bool = False)
     if head is None:
         return forget(root)
     state = {"head": head, "index": _stat(os.path.join(git, "index")), "config": _stat(os.path.join(git, "config")),
-             "global": _global_configs(), "operator": operator, "files": versioned(root),
-             "index_is_head": index_is_head, "version": VERSION}
+             "attributes": _stat(os.path.join(git, ATTRIBUTES)), "global": _global_configs(), "operator": operator,
+             "files": versioned(root), "index_is_head": index_is_head, "version": VERSION}
     path = os.path.join(git, STATE)
     make_dir(os.path.dirname(path))
     # lost: git is asked next time; read only under the context lock
@@ -206,6 +206,8 @@ def check(root: StrPath) -> tuple[dict | None, str]:
         return None, "git's index changed since ctx's last commit (a git add, status or gc?)"
     if _stat(os.path.join(git, "config")) != state["config"]:
         return None, ".git/config changed since ctx's last commit"
+    if _stat(os.path.join(git, ATTRIBUTES)) != state.get("attributes"):  # (ctx's line: guard/install.py)
+        return None, f".git/{ATTRIBUTES} changed since ctx's last commit"
     if state.get("global") != _global_configs():
         return None, "the user's git configuration changed since ctx's last commit"
     on_disk = versioned(root)

@@ -480,3 +480,21 @@ def test_a_remotes_gitignore_never_stops_a_write(pair):
     assert done.exit_code == 0, done.stderr
     assert "memory/agent.json" in _git(b.root, "ls-files")
     _committed_as_on_disk(b.root)
+
+
+def test_the_attributes_line_removed_by_hand_is_back_before_the_next_commit(root, run):
+    """The record of ctx's last commit covers .git/info/attributes: a write after it changed
+    looks at the repository anew (the one-`git commit` way would have committed without it)."""
+    from ctxgit.guard.install import AS_WRITTEN_LINE
+    from ctxgit.plumbing import lastcommit
+    _global("core.autocrlf", "true")
+    _global("core.safecrlf", "true")
+    for i in range(2):
+        assert run("set", f"k{i}", "v", author="Agent One").exit_code == 0
+    own = root / ".git" / "info" / "attributes"
+    own.unlink()
+    assert lastcommit.check(str(root))[0] is None  # (the record notices: the next write asks git)
+    done = run("set", "k2", "after", author="Agent One")
+    assert done.exit_code == 0, done.output
+    assert AS_WRITTEN_LINE in own.read_text().splitlines()
+    _committed_as_on_disk(root)
