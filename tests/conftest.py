@@ -3,8 +3,9 @@
 * ``CTX_HOME`` is a fresh, not yet existing directory under ``tmp_path``,
   named with a space and a non-ASCII letter on purpose.
 * ``HOME`` is a temporary directory (also at import time, below, so that
-  libgit2 never reads the real ``~/.gitconfig``); git's global and system
-  configuration are cut off and the git identity is fixed.
+  libgit2 never reads the real ``~/.gitconfig``), and libgit2's configuration
+  search paths follow it test by test; git's global and system configuration
+  are cut off and the git identity is fixed.
 * ``CTX_AUTHOR`` is removed; ``TZ`` is UTC, so local dates equal UTC dates.
 
 Helpers that read and write store files directly on disk (set-up with chosen
@@ -19,7 +20,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,21 @@ os.environ["XDG_CONFIG_HOME"] = os.path.join(_IMPORT_HOME, ".config")
 os.environ["TZ"] = "UTC"
 time.tzset()
 
+
+def _libgit2_reads(home: str) -> None:
+    """libgit2 finds the global, XDG and system configuration by search paths it computes once
+    a process, from the HOME of its first use: without this, every test of a worker read the
+    global configuration of the worker's first test (and never its own `git config --global`)."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+    paths = pygit2.settings.search_path
+    paths[ConfigLevel.GLOBAL] = home
+    paths[ConfigLevel.XDG] = os.path.join(home, ".config", "git")
+    paths[ConfigLevel.SYSTEM] = os.path.join(_IMPORT_HOME, "no-system")  # (GIT_CONFIG_NOSYSTEM, for libgit2)
+
+
+_libgit2_reads(_IMPORT_HOME)
+
 GIT_NAME = "Test Operator"
 GIT_EMAIL = "operator@example.invalid"
 
@@ -53,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # --- the isolated environment -------------------------------------------------------
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "home"
     home.mkdir()
     gitconfig = home / ".gitconfig"
@@ -76,7 +92,9 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("GIT_WORK_TREE", raising=False)
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-    return ctx_home
+    _libgit2_reads(str(home))
+    yield ctx_home
+    _libgit2_reads(_IMPORT_HOME)
 
 
 @pytest.fixture
