@@ -95,26 +95,15 @@ _spawn([sys.executable, "-c", "pass"], dict(os.environ))  # started now, while t
 
 
 def quiet(root: Path, timeout: float = 120.0) -> None:
-    """Wait until no git runs in ``root`` (``git -C ROOT``): a packing a write started in the
-    background (ctxgit/plumbing/pack.py) would share the machine with the first timings;
-    then flush what the build left to write back (the kernel's writeback of a freshly built
-    repository slowed the first rows)."""
-    needle = os.fsencode(str(root))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        busy = False
-        for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as got:
-                    argv = got.read().split(b"\0")
-            except OSError:
-                continue
-            if argv and argv[0].endswith(b"git") and needle in argv:
-                busy = True
-                break
-        if not busy:
-            break
-        time.sleep(0.1)
+    """Wait until no git runs in ``root``: a packing a write started in the background
+    (ctxgit/plumbing/pack.py) would share the machine with the first timings; then flush
+    what the build left to write back (the kernel's writeback of a freshly built repository
+    slowed the first rows). The wait is the tests' own (``relutil.wait_for_orphan_git``)."""
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    from support.relutil import wait_for_orphan_git
+    wait_for_orphan_git(root, timeout)
     os.sync()
 
 
