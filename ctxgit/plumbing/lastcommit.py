@@ -3,9 +3,10 @@
 ``state.json`` records the repository as ctx's last commit left it: HEAD, the
 identity (size, time, inode) of git's index, of the repository's and the user's git
 config, of the repository's attributes file and of every file ctx versions, and the
-operator (this machine's git identity, read from that config). While all of it holds, nothing changed outside
-ctx: the next write skips asking git what changed (``git status``) and commits at
-once (``recorder.GitRecorder``). The record is ctx's, never one of git's files.
+operator (this machine's git identity, read from that config). While all of it holds,
+nothing changed outside ctx: the next write skips asking git what changed (``git
+status``) and commits at once (``recorder.GitRecorder``). The record is ctx's, never one
+of git's files.
 
 ``committing`` says a commit is under way (``begin``/``end``): when a ctx dies while
 its git holds a lock file, the next write knows the lock for the dead commit's
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 
 RACY_NS = 2_000_000_000
 # the record's form, and what ctx makes sure of before a write skips asking git: a record from
-# an older ctx sends the next write the slow way, which sees the repository anew (3: the
-# .gitattributes line that commits files as written, tests/git/test_git_settings.py)
+# an older ctx sends the next write the slow way, which sees the repository anew (3: the line
+# of .git/info/attributes that commits files as written, tests/git/test_git_settings.py)
 VERSION = 3
 LOCKS = ("index.lock", f"{BRANCH_REF}.lock", "HEAD.lock")
 GIT_PID = COMMITTING + ".git"  # the pid of the last git the committing ctx started
